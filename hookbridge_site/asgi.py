@@ -1,0 +1,37 @@
+"""The ASGI router: /mcp goes to the MCP SDK's app, everything else to Django and Channels."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
+django_asgi_app = get_asgi_application()
+
+# Imported after Django is set up: these load models.
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from starlette.types import Receive, Scope, Send  # noqa: E402
+
+from mcpapi.http import MCPMount  # noqa: E402
+from mcpapi.server import build_http_app  # noqa: E402
+from questions.routing import websocket_urlpatterns  # noqa: E402
+
+mcp_app = MCPMount(build_http_app)
+
+
+async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["path"] == "/mcp":
+        await mcp_app(scope, receive, send)
+    else:
+        await django_asgi_app(scope, receive, send)
+
+
+application = ProtocolTypeRouter(
+    {
+        "http": http_router,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)

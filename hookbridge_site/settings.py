@@ -1,0 +1,188 @@
+"""Hook Bridge settings: everything a user configures comes from the environment.
+
+django-environ parses the values; a value of the wrong type raises at start-up
+rather than misbehaving later. The Hook Bridge knobs are checked here too, so a
+negative interval or a hold longer than a sane bound fails loudly.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+
+def _positive_float(name: str, default: float) -> float:
+    value = env.float(name, default=default)
+    if value <= 0:
+        raise ImproperlyConfigured(f"{name} must be a positive number of seconds, got {value!r}")
+    return value
+
+
+def _optional_positive_float(name: str) -> float | None:
+    raw = env.str(name, default="").strip()
+    if raw in ("", "none", "None", "0"):
+        return None
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds or empty, got {raw!r}") from exc
+    if value < 0:
+        raise ImproperlyConfigured(f"{name} must not be negative, got {raw!r}")
+    return value
+
+
+DEBUG = env.bool("DEBUG", default=False)
+
+ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+LOCAL_ONLY = set(ALLOWED_HOSTS) <= _LOOPBACK_HOSTS
+
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not (DEBUG or LOCAL_ONLY):
+        raise ImproperlyConfigured(
+            "SECRET_KEY is required when DEBUG is off and ALLOWED_HOSTS names a non-loopback host"
+        )
+    # Local use: a key generated once and kept beside the database, so logins
+    # survive a restart without the user having to invent a secret.
+    _key_file = BASE_DIR / "var" / "secret_key"
+    if _key_file.exists():
+        SECRET_KEY = _key_file.read_text().strip()
+    else:
+        _key_file.parent.mkdir(parents=True, exist_ok=True)
+        SECRET_KEY = secrets.token_urlsafe(50)
+        _key_file.write_text(SECRET_KEY)
+        _key_file.chmod(0o600)
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "template_partials",
+    "mcpapi",
+    "questions",
+    "lifecycle",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "hookbridge_site.urls"
+ASGI_APPLICATION = "hookbridge_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'hookbridge.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+    # Several async tasks write from the thread pool at once; WAL plus a busy
+    # timeout turns "database is locked" into a short wait.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
+    )
+
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "questions:dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+# Without collectstatic (local use) WhiteNoise serves straight from the finders.
+WHITENOISE_USE_FINDERS = True
+
+# Hook Bridge knobs (seconds).
+HOOKBRIDGE_PROGRESS_INTERVAL = _positive_float("HOOKBRIDGE_PROGRESS_INTERVAL", 30)
+HOOKBRIDGE_MAX_HOLD = _positive_float("HOOKBRIDGE_MAX_HOLD", 240)
+HOOKBRIDGE_QUESTION_TIMEOUT = _optional_positive_float("HOOKBRIDGE_QUESTION_TIMEOUT")
+# How long one wait on the channel layer lasts before the row is read again: the
+# most a lost wake-up message can delay an answer.
+HOOKBRIDGE_WAIT_SLICE = _positive_float("HOOKBRIDGE_WAIT_SLICE", 2)
+HOOKBRIDGE_MAX_QUESTION_LENGTH = env.int("HOOKBRIDGE_MAX_QUESTION_LENGTH", default=20_000)
+HOOKBRIDGE_MAX_ANSWER_LENGTH = env.int("HOOKBRIDGE_MAX_ANSWER_LENGTH", default=20_000)
+HOOKBRIDGE_MAX_OPTIONS = env.int("HOOKBRIDGE_MAX_OPTIONS", default=20)
+HOOKBRIDGE_MAX_BODY_BYTES = env.int("HOOKBRIDGE_MAX_BODY_BYTES", default=1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
+# The public URL of the dashboard, used in messages that tell an agent where to answer.
+HOOKBRIDGE_PUBLIC_URL = env.str("HOOKBRIDGE_PUBLIC_URL", default="http://127.0.0.1:8000")
+# Host headers and origins that /mcp accepts (the SDK's DNS-rebinding protection).
+HOOKBRIDGE_MCP_ALLOWED_HOSTS: list[str] = env.list(
+    "HOOKBRIDGE_MCP_ALLOWED_HOSTS", default=["127.0.0.1:*", "localhost:*", "[::1]:*"]
+)
+HOOKBRIDGE_MCP_ALLOWED_ORIGINS: list[str] = env.list(
+    "HOOKBRIDGE_MCP_ALLOWED_ORIGINS",
+    default=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+)
+
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    # stderr only: the stdio MCP transport owns stdout.
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}},
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {
+        "mcp": {"level": env.str("MCP_LOG_LEVEL", default="WARNING").upper()},
+        "httpx": {"level": "WARNING"},
+    },
+}

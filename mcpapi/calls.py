@@ -1,0 +1,16 @@
+"""In-flight tool calls: how a cancellation finds the call it is meant for."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+# Set when the server is going down: calls cancelled then are left pending, so
+# the agent re-attaches to its question on another worker or after the restart.
+shutting_down = asyncio.Event()
+
+
+def call_group(token_id: int | str, request_id: str) -> str:
+    """The channel-layer group of one in-flight call, keyed by (token, JSON-RPC request id)."""
+    key = hashlib.sha256(f"{token_id}:{request_id}".encode()).hexdigest()[:40]
+    return f"mcpcall.{key}"

@@ -1,0 +1,190 @@
+"""The /mcp mount: the SDK's Starlette app, run inside daphne.
+
+Daphne does not speak the ASGI lifespan protocol, so the SDK's session manager
+never gets its `run()` context from Starlette. We hold that context open in one
+long-lived task, started by the first /mcp request and stopped from a Twisted
+"before shutdown" trigger (without the stop, SIGTERM waits forever on it).
+
+Everything on the way in passes through here first, which is also where the
+handshake era's `notifications/cancelled` is routed: in stateless mode the SDK
+hands that POST to a fresh transport that knows nothing of the call, maybe on
+another worker, so we deliver it ourselves through the channel layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from starlette.types import Message, Receive, Scope, Send
+
+from mcpapi import calls
+from mcpapi.models import AgentToken
+
+logger = logging.getLogger(__name__)
+
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class MCPMount:
+    """ASGI app for /mcp that keeps the SDK's session manager running."""
+
+    def __init__(self, build: Callable[[], tuple[ASGIApp, Any]]) -> None:
+        self._build = build
+        self._app: ASGIApp | None = None
+        self._session_manager: Any = None
+        self._ready: asyncio.Event | None = None
+        self._stop: asyncio.Event | None = None
+        self._runner: asyncio.Task[None] | None = None
+
+    async def _ensure_running(self) -> ASGIApp:
+        if self._ready is None:
+            # First request: everything up to create_task runs without an
+            # await, so concurrent first requests cannot start two runners.
+            self._ready, self._stop = asyncio.Event(), asyncio.Event()
+            self._app, self._session_manager = self._build()
+            self._runner = asyncio.get_running_loop().create_task(self._run(), name="mcp-session-manager")
+            self._install_shutdown_trigger()
+        await self._ready.wait()
+        assert self._app is not None
+        return self._app
+
+    async def _run(self) -> None:
+        assert self._ready is not None and self._stop is not None
+        try:
+            async with self._session_manager.run():
+                self._ready.set()
+                await self._stop.wait()
+        except Exception:
+            logger.exception("The MCP session manager stopped with an error")
+            raise
+        finally:
+            self._ready.set()
+            logger.info("MCP session manager stopped")
+
+    async def shutdown(self) -> None:
+        """Stop the session manager; in-flight tool calls are cancelled and left pending."""
+        calls.shutting_down.set()
+        if self._stop is not None:
+            self._stop.set()
+        if self._runner is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._runner), timeout=5)
+            except (TimeoutError, asyncio.CancelledError):
+                self._runner.cancel()
+            except Exception:
+                logger.debug("runner ended with an error during shutdown", exc_info=True)
+
+    def _install_shutdown_trigger(self) -> None:
+        # Only under daphne: importing the reactor anywhere else would install one.
+        if "twisted.internet.reactor" not in sys.modules:
+            return
+        from twisted.internet import defer, reactor
+
+        def before_shutdown() -> defer.Deferred[None]:
+            return defer.Deferred.fromFuture(asyncio.ensure_future(self.shutdown()))
+
+        reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)  # type: ignore[attr-defined]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = await self._ensure_running()
+        if scope["type"] == "http" and scope["method"] == "POST":
+            body = await _read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
+            if body is None:
+                await _send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
+                return
+            await _route_cancellation(scope, body)
+            receive = _replay(body, receive)
+        await app(scope, receive, send)
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        # After the body, the next message is the client going away.
+        return await receive()
+
+    return replay
+
+
+def _cancelled_request_ids(body: bytes) -> list[str]:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return []
+    messages = payload if isinstance(payload, list) else [payload]
+    ids = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict) and params.get("requestId") is not None:
+                ids.append(str(params["requestId"]))
+    return ids
+
+
+async def _route_cancellation(scope: Scope, body: bytes) -> None:
+    request_ids = _cancelled_request_ids(body)
+    if not request_ids:
+        return
+    raw = _bearer(scope)
+    token = await database_sync_to_async(AgentToken.authenticate)(raw) if raw else None
+    if token is None:
+        return  # the SDK answers 401 right after
+    layer = get_channel_layer()
+    for request_id in request_ids:
+        logger.info("Routing cancellation of request %s for token %s", request_id, token.name)
+        await layer.group_send(calls.call_group(token.pk, request_id), {"type": "call.cancel"})
+
+
+def _bearer(scope: Scope) -> str:
+    for key, value in scope.get("headers", []):
+        if key == b"authorization":
+            text = value.decode("latin-1")
+            if text.lower().startswith("bearer "):
+                return text[7:].strip()
+    return ""
+
+
+def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

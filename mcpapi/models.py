@@ -1,0 +1,72 @@
+"""Bearer tokens for agents and integrations.
+
+Only a SHA-256 digest of each token is stored: a leaked database does not leak
+working credentials. Tokens are long random strings, so a fast unsalted hash is
+enough (the same reasoning as GitHub's and Django REST Knox's token storage).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.db import models
+from django.utils import timezone
+
+TOKEN_PREFIX = "hb_"
+
+
+def digest(raw_token: str) -> str:
+    return hashlib.sha256(raw_token.encode()).hexdigest()
+
+
+class AgentTokenQuerySet(models.QuerySet["AgentToken"]):
+    def active(self) -> AgentTokenQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+
+class AgentToken(models.Model):
+    name = models.CharField(max_length=100, help_text="Who is asking: shown on the dashboard.")
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    # The first characters of the raw token, so an admin can tell tokens apart.
+    prefix = models.CharField(max_length=12, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AgentTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @classmethod
+    def issue(cls, name: str) -> tuple[AgentToken, str]:
+        """Create a token; the raw value is returned once and never stored."""
+        name = name.strip()
+        if not name:
+            raise ValueError("a token needs a name")
+        raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(name=name, token_hash=digest(raw), prefix=raw[:10])
+        return token, raw
+
+    @classmethod
+    def authenticate(cls, raw_token: str) -> AgentToken | None:
+        if not raw_token:
+            return None
+        token = cls.objects.active().filter(token_hash=digest(raw_token)).first()
+        if token is not None:
+            # One UPDATE, not a save(): concurrent calls must not overwrite other fields.
+            cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        return token
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])

@@ -1,0 +1,30 @@
+"""What open dashboards and waiting calls are told when a question changes."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.template.loader import render_to_string
+
+from hookbridge_site import broadcast
+from questions.models import Question, question_group
+
+
+def question_asked(question_id: uuid.UUID) -> None:
+    question = Question.objects.get(pk=question_id)
+    html = render_to_string(
+        "questions/dashboard.html#question-added",
+        {"question": question, "pending_count": Question.objects.pending().count()},
+    )
+    broadcast.to_dashboards(html)
+
+
+def question_resolved(question_id: uuid.UUID) -> None:
+    # Wake the waiting call first: it is what an agent is blocked on.
+    broadcast.send(question_group(question_id), {"type": "question.resolved"})
+    question = Question.objects.select_related("answer").get(pk=question_id)
+    html = render_to_string(
+        "questions/dashboard.html#question-removed",
+        {"question": question, "pending_count": Question.objects.pending().count()},
+    )
+    broadcast.to_dashboards(html)

@@ -1,0 +1,280 @@
+"""Questions agents ask and the answers people give.
+
+The row is the truth. Every state change is a conditional UPDATE on the
+question's status, so two people (or a person and a disconnecting agent) racing
+on the same question cannot both win; the channel-layer messages sent on commit
+are only hints that wake waiting calls and refresh dashboards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+from mcpapi.models import AgentToken
+
+
+class Status(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ANSWERED = "answered", "Answered"
+    CANCELLED = "cancelled", "Cancelled"
+    TIMED_OUT = "timed_out", "Timed out"
+
+
+class CancelReason(models.TextChoices):
+    CLIENT_DISCONNECTED = "client_disconnected", "Client disconnected"
+    CLIENT_CANCELLED = "client_cancelled", "Client cancelled the request"
+
+
+class QuestionError(Exception):
+    """A request about a question that cannot be carried out; the message says why."""
+
+
+class InvalidAnswer(QuestionError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class AlreadyResolved(QuestionError):
+    def __init__(self, question: Question) -> None:
+        self.question = question
+        super().__init__(question.resolution_text())
+
+
+def fingerprint(kind: str, text: str, options: list[dict[str, Any]], allow_free_text: bool) -> str:
+    """What makes two questions "the very same question" for re-attaching."""
+    canonical = json.dumps([kind, text, options, allow_free_text], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class QuestionQuerySet(models.QuerySet["Question"]):
+    def pending(self) -> QuestionQuerySet:
+        return self.filter(status=Status.PENDING).order_by("created_at")
+
+    def resolved(self) -> QuestionQuerySet:
+        return self.exclude(status=Status.PENDING).order_by("-resolved_at", "-created_at")
+
+
+class Question(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=32, default="question")
+    text = models.TextField("question")
+    options = models.JSONField(default=list, blank=True)
+    allow_free_text = models.BooleanField(default=True)
+    asker = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
+    # Kept apart from the token so history still names the asker after the token is deleted.
+    asker_name = models.CharField(max_length=100)
+    fingerprint = models.CharField(max_length=64, editable=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    cancel_reason = models.CharField(max_length=32, choices=CancelReason.choices, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    # When the outcome was handed back to the agent; an answer with no delivery
+    # is handed over when the same agent asks the same question again.
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    objects = QuestionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [
+            models.Index(fields=["status", "created_at"]),
+            models.Index(fields=["asker", "fingerprint"]),
+        ]
+
+    def __str__(self) -> str:
+        first_line = self.text.strip().splitlines()[0] if self.text.strip() else ""
+        return first_line[:80]
+
+    @property
+    def group_name(self) -> str:
+        return question_group(self.pk)
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == Status.PENDING
+
+    def option_values(self) -> list[str]:
+        return [str(option["value"]) for option in self.options]
+
+    def resolution_text(self) -> str:
+        if self.status == Status.ANSWERED:
+            answer = getattr(self, "answer", None)
+            who = answer.answered_by if answer else "someone"
+            return f"Question {self.pk} was already answered by {who}."
+        if self.status == Status.CANCELLED:
+            return f"Question {self.pk} was cancelled ({self.get_cancel_reason_display().lower()})."
+        if self.status == Status.TIMED_OUT:
+            return f"Question {self.pk} timed out without an answer."
+        return f"Question {self.pk} is pending."
+
+    @classmethod
+    def ask(
+        cls,
+        *,
+        asker: AgentToken | None,
+        asker_name: str,
+        text: str,
+        options: list[dict[str, Any]],
+        allow_free_text: bool = True,
+        kind: str = "question",
+    ) -> tuple[Question, bool]:
+        """Create a pending question, or re-attach to the same asker's identical one.
+
+        Returns the question and whether it was re-attached. Re-attaching is what
+        keeps an answer from being lost: an agent whose connection dropped asks
+        again and finds the question it left (still pending, cancelled by the
+        disconnect, or answered while it was away).
+        """
+        from questions import live
+
+        key = fingerprint(kind, text, options, allow_free_text)
+        # Atomic so the look-up and the create/revive cannot interleave with a
+        # concurrent identical ask from the same agent into two new rows.
+        with transaction.atomic():
+            earlier = (
+                cls.objects.select_for_update()
+                .filter(asker=asker, asker_name=asker_name, fingerprint=key)
+                .filter(
+                    models.Q(status=Status.PENDING)
+                    | models.Q(status=Status.CANCELLED, cancel_reason=CancelReason.CLIENT_DISCONNECTED)
+                    | models.Q(status=Status.ANSWERED, delivered_at__isnull=True)
+                )
+                .order_by("-created_at")
+                .first()
+            )
+            if earlier is not None:
+                if earlier.status == Status.CANCELLED:
+                    cls.objects.filter(pk=earlier.pk, status=Status.CANCELLED).update(
+                        status=Status.PENDING, cancel_reason="", resolved_at=None
+                    )
+                    earlier.refresh_from_db()
+                    transaction.on_commit(lambda: live.question_asked(earlier.pk), robust=True)
+                return earlier, True
+
+            question = cls.objects.create(
+                kind=kind,
+                text=text,
+                options=options,
+                allow_free_text=allow_free_text,
+                asker=asker,
+                asker_name=asker_name,
+                fingerprint=key,
+            )
+            transaction.on_commit(lambda: live.question_asked(question.pk), robust=True)
+        return question, False
+
+    def clean_answer(self, text: str | None, option: str | None) -> tuple[str, str | None]:
+        """Check an answer against this question; returns (answer text, chosen option)."""
+        if option is not None and option != "":
+            if option not in self.option_values():
+                raise InvalidAnswer("option", f"'{option}' is not one of this question's options.")
+            return option, option
+        text = (text or "").strip()
+        if not text:
+            raise InvalidAnswer("answer", "The answer is empty.")
+        if len(text) > settings.HOOKBRIDGE_MAX_ANSWER_LENGTH:
+            raise InvalidAnswer(
+                "answer", f"The answer is longer than {settings.HOOKBRIDGE_MAX_ANSWER_LENGTH} characters."
+            )
+        if text in self.option_values():
+            return text, text
+        if not self.allow_free_text:
+            raise InvalidAnswer("answer", "This question only accepts one of its options.")
+        return text, None
+
+    def record_answer(
+        self,
+        text: str | None = None,
+        *,
+        option: str | None = None,
+        by_user: Any = None,
+        by_token: AgentToken | None = None,
+        source: str = "dashboard",
+    ) -> Answer:
+        """Record an answer; the first one wins and any later one raises AlreadyResolved."""
+        from questions import live
+
+        answer_text, chosen = self.clean_answer(text, option)
+        if by_user is not None and by_user.is_authenticated:
+            answered_by = by_user.get_username()
+        elif by_token is not None:
+            answered_by = by_token.name
+        else:
+            answered_by = "unknown"
+
+        # Atomic so the status flip and the Answer row land together: nobody can
+        # see an "answered" question without its answer.
+        with transaction.atomic():
+            now = timezone.now()
+            won = Question.objects.filter(pk=self.pk, status=Status.PENDING).update(
+                status=Status.ANSWERED, resolved_at=now
+            )
+            if not won:
+                self.refresh_from_db()
+                raise AlreadyResolved(self)
+            answer = Answer.objects.create(
+                question=self,
+                text=answer_text,
+                option=chosen or "",
+                answered_by=answered_by,
+                answered_by_user=by_user if by_user is not None and by_user.is_authenticated else None,
+                answered_by_token=by_token,
+                source=source,
+                created_at=now,
+            )
+            self.status, self.resolved_at = Status.ANSWERED, now
+            transaction.on_commit(lambda: live.question_resolved(self.pk), robust=True)
+        return answer
+
+    def _finish(self, status: Status, cancel_reason: str = "") -> bool:
+        from questions import live
+
+        with transaction.atomic():
+            changed = Question.objects.filter(pk=self.pk, status=Status.PENDING).update(
+                status=status, cancel_reason=cancel_reason, resolved_at=timezone.now()
+            )
+            if changed:
+                transaction.on_commit(lambda: live.question_resolved(self.pk), robust=True)
+        self.refresh_from_db()
+        return bool(changed)
+
+    def cancel(self, reason: CancelReason) -> bool:
+        """Cancel if still pending; False when something else resolved it first."""
+        return self._finish(Status.CANCELLED, reason)
+
+    def time_out(self) -> bool:
+        return self._finish(Status.TIMED_OUT)
+
+    def mark_delivered(self) -> None:
+        Question.objects.filter(pk=self.pk, delivered_at__isnull=True).update(delivered_at=timezone.now())
+
+
+def question_group(question_id: uuid.UUID | str) -> str:
+    return f"question.{uuid.UUID(str(question_id)).hex}"
+
+
+class Answer(models.Model):
+    question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="answer")
+    text = models.TextField()
+    option = models.CharField(max_length=200, blank=True, help_text="The chosen option's value, if any.")
+    answered_by = models.CharField(max_length=150)
+    answered_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    answered_by_token = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
+    source = models.CharField(max_length=16, default="dashboard")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.answered_by}: {self.text[:60]}"

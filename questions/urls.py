@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from questions import api, views
+
+app_name = "questions"
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("questions/<uuid:question_id>/answer", views.answer, name="answer"),
+    path("history/", views.history, name="history"),
+    path("api/questions", api.question_list, name="api-questions"),
+    path("api/mcp-answer", api.mcp_answer, name="api-answer"),
+]

@@ -1,0 +1,63 @@
+"""The dashboard: pending questions, answering them, and the history of past ones."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.middleware import HtmxDetails
+
+from lifecycle.models import LifecycleEvent
+from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+@require_GET
+@login_required
+def dashboard(request: HtmxHttpRequest) -> HttpResponse:
+    pending = list(Question.objects.pending())
+    return render(
+        request,
+        "questions/dashboard.html",
+        {"pending": pending, "pending_count": len(pending), "last_event": LifecycleEvent.latest()},
+    )
+
+
+@require_POST
+@login_required
+def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
+    question = get_object_or_404(Question, pk=question_id)
+    try:
+        question.record_answer(request.POST.get("answer"), option=request.POST.get("option"), by_user=request.user)
+    except InvalidAnswer as exc:
+        return render(
+            request, "questions/dashboard.html#question-card", {"question": question, "error": str(exc)}, status=422
+        )
+    except AlreadyResolved as exc:
+        return render(
+            request,
+            "questions/dashboard.html#question-closed",
+            {"question": exc.question, "message": str(exc)},
+            status=409,
+        )
+    # The card goes; the toast says where the answer went.
+    return render(request, "questions/dashboard.html#answer-sent", {"question": question})
+
+
+@require_GET
+@login_required
+def history(request: HtmxHttpRequest) -> HttpResponse:
+    questions = Question.objects.resolved().select_related("answer")
+    status = request.GET.get("status", "")
+    if status in (Status.ANSWERED, Status.CANCELLED, Status.TIMED_OUT):
+        questions = questions.filter(status=status)
+    page = Paginator(questions, 50).get_page(request.GET.get("page"))
+    template = "questions/history.html#history-table" if request.htmx else "questions/history.html"
+    return render(request, template, {"page": page, "status": status, "statuses": Status})

@@ -1,0 +1,148 @@
+"""The blocking wait: hold a tool call until its question is resolved.
+
+The row is the truth and a channel-layer message only a wake-up hint:
+
+1. the caller has already written and committed the question;
+2. we join the question's group first, then read the row (the answer may be
+   there already);
+3. we wait on the layer in slices, re-reading the row after each one, so a lost
+   message costs one slice, never an answer.
+
+No database connection and no thread is held between reads: a waiting call is
+one coroutine parked on the channel layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.utils import timezone
+
+from questions.models import CancelReason, Question, Status, question_group
+
+logger = logging.getLogger(__name__)
+
+ProgressReporter = Callable[[float, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class WaitPolicy:
+    slice_seconds: float
+    max_hold: float | None  # None: hold as long as it takes (progress keeps the call alive)
+    progress_interval: float | None  # None: the caller asked for no progress
+    question_timeout: float | None
+
+    @classmethod
+    def from_settings(cls, *, with_progress: bool) -> WaitPolicy:
+        return cls(
+            slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE,
+            max_hold=None if with_progress else settings.HOOKBRIDGE_MAX_HOLD,
+            progress_interval=settings.HOOKBRIDGE_PROGRESS_INTERVAL if with_progress else None,
+            question_timeout=settings.HOOKBRIDGE_QUESTION_TIMEOUT,
+        )
+
+
+@database_sync_to_async
+def _read(question_id: uuid.UUID) -> Question:
+    return Question.objects.select_related("answer").get(pk=question_id)
+
+
+@database_sync_to_async
+def _time_out(question: Question) -> None:
+    question.time_out()
+
+
+@database_sync_to_async
+def _cancel(question: Question, reason: CancelReason) -> None:
+    question.cancel(reason)
+
+
+def _elapsed_text(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+
+
+async def wait_for_resolution(
+    question_id: uuid.UUID,
+    policy: WaitPolicy,
+    *,
+    progress: ProgressReporter | None = None,
+    extra_groups: tuple[str, ...] = (),
+) -> Question:
+    """Wait until the question leaves `pending`, or the hold limit is reached.
+
+    Returns the question as last read: still pending means the hold ran out.
+    A `call.cancel` message on one of `extra_groups` cancels the question.
+    A cancelled caller (client gone) marks the question cancelled unless the
+    server is shutting down, in which case it stays pending for a re-ask.
+    """
+    from mcpapi import calls
+
+    layer = get_channel_layer()
+    channel = await layer.new_channel("hookbridge.wait")
+    groups = (question_group(question_id), *extra_groups)
+    for group in groups:
+        await layer.group_add(group, channel)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    last_progress = started
+    question: Question | None = None
+    try:
+        while True:
+            question = await _read(question_id)
+            if question.status != Status.PENDING:
+                return question
+            now = loop.time()
+            waited = now - started
+            if policy.question_timeout is not None:
+                age = (timezone.now() - question.created_at).total_seconds()
+                if age >= policy.question_timeout:
+                    await _time_out(question)
+                    continue  # re-read: an answer may have won the race
+            if policy.max_hold is not None and waited >= policy.max_hold:
+                return question
+
+            if progress is not None and policy.progress_interval is not None:
+                if now - last_progress >= policy.progress_interval:
+                    last_progress = now
+                    await progress(waited, f"Waiting for an answer, {_elapsed_text(waited)} elapsed")
+
+            timeout = policy.slice_seconds
+            if policy.max_hold is not None:
+                timeout = min(timeout, policy.max_hold - waited)
+            if policy.progress_interval is not None:
+                timeout = min(timeout, policy.progress_interval - (now - last_progress))
+            if policy.question_timeout is not None:
+                age = (timezone.now() - question.created_at).total_seconds()
+                timeout = min(timeout, policy.question_timeout - age)
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), max(timeout, 0.01))
+            except TimeoutError:
+                continue
+            if message.get("type") == "call.cancel":
+                logger.info("Question %s cancelled by its client", question_id)
+                await _cancel(question, CancelReason.CLIENT_CANCELLED)
+    except BaseException as exc:
+        if isinstance(exc, anyio.get_cancelled_exc_class()) and not calls.shutting_down.is_set():
+            # The SDK cancels the handler when the client goes away. The scope is
+            # cancelled, so the clean-up must be shielded to run at all.
+            with anyio.CancelScope(shield=True):
+                logger.info("Client went away while waiting on question %s", question_id)
+                current = question or await _read(question_id)
+                await _cancel(current, CancelReason.CLIENT_DISCONNECTED)
+        raise
+    finally:
+        with anyio.CancelScope(shield=True):
+            for group in groups:
+                try:
+                    await layer.group_discard(group, channel)
+                except Exception:
+                    logger.warning("Could not leave group %s", group, exc_info=True)
