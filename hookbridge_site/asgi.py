@@ -26,7 +26,7 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["path"] == "/mcp":
         await mcp_app(scope, receive, send)
     else:
-        await django_asgi_app(scope, receive, send)
+        await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 
 
 application = ProtocolTypeRouter(

@@ -27,7 +27,9 @@ def token_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         token = AgentToken.authenticate(bearer_token(request))
         if token is None:
-            response = JsonResponse({"error": "A valid 'Authorization: Bearer <token>' header is required."}, status=401)
+            response = JsonResponse(
+                {"error": "A valid 'Authorization: Bearer <token>' header is required."}, status=401
+            )
             response["WWW-Authenticate"] = 'Bearer realm="hookbridge"'
             return response
         request.agent_token = token  # type: ignore[attr-defined]

@@ -18,7 +18,7 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
@@ -86,12 +86,15 @@ class MCPMount:
         # Only under daphne: importing the reactor anywhere else would install one.
         if "twisted.internet.reactor" not in sys.modules:
             return
-        from twisted.internet import defer, reactor
+        from twisted.internet import defer
+        from twisted.internet import reactor as _reactor
+
+        reactor = cast(Any, _reactor)
 
         def before_shutdown() -> defer.Deferred[None]:
             return defer.Deferred.fromFuture(asyncio.ensure_future(self.shutdown()))
 
-        reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)  # type: ignore[attr-defined]
+        reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         app = await self._ensure_running()

@@ -52,9 +52,16 @@ class AgentToken(models.Model):
         name = name.strip()
         if not name:
             raise ValueError("a token needs a name")
-        raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        token = cls.objects.create(name=name, token_hash=digest(raw), prefix=raw[:10])
+        token = cls(name=name)
+        raw = token.set_new_secret()
+        token.save()
         return token, raw
+
+    def set_new_secret(self) -> str:
+        """Give this (unsaved) token a fresh secret and return the raw value."""
+        raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        self.token_hash, self.prefix = digest(raw), raw[:10]
+        return raw
 
     @classmethod
     def authenticate(cls, raw_token: str) -> AgentToken | None:

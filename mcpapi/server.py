@@ -50,7 +50,9 @@ class TokenVerifier:
         if agent is None:
             return None
         # The digest, not the raw token: nothing downstream needs the secret.
-        return AccessToken(token=digest(token), client_id=str(agent.pk), scopes=[], claims={"name": agent.name})
+        return AccessToken(
+            token=digest(token), client_id=str(agent.pk), scopes=[], claims={"name": agent.name}
+        )
 
 
 def _caller() -> tuple[AgentToken | None, str]:
@@ -64,7 +66,7 @@ def _caller() -> tuple[AgentToken | None, str]:
 
 def _has_progress_token(ctx: Context) -> bool:
     meta = ctx.request_context.meta or {}
-    return meta.get("progress_token") is not None or meta.get("progressToken") is not None  # type: ignore[typeddict-item]
+    return meta.get("progress_token") is not None or meta.get("progressToken") is not None
 
 
 def _json_result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
@@ -96,7 +98,9 @@ def _outcome(question: Question) -> CallToolResult:
             {
                 "status": "timed_out",
                 "questionId": qid,
-                "message": f"No answer came in time: question {qid} timed out. Proceed on your own judgement.",
+                "message": (
+                    f"No answer came in time: question {qid} timed out. Proceed on your own judgement."
+                ),
             },
             is_error=True,
         )
@@ -264,7 +268,7 @@ def build_server() -> MCPServer:
         instructions=INSTRUCTIONS,
         version="0.1.0",
         token_verifier=TokenVerifier(),
-        auth=AuthSettings(issuer_url=settings.HOOKBRIDGE_PUBLIC_URL, resource_server_url=None),  # type: ignore[arg-type]
+        auth=AuthSettings(issuer_url=settings.HOOKBRIDGE_PUBLIC_URL, resource_server_url=None),
         log_level="WARNING",
     )
     for tool in (ask_question, wait_for_answer, submit_lifecycle_event, get_phase_status):

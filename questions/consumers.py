@@ -18,7 +18,12 @@ def _current_state() -> str:
     pending = list(Question.objects.pending())
     return render_to_string(
         "questions/dashboard.html#live-state",
-        {"pending": pending, "pending_count": len(pending), "last_event": LifecycleEvent.latest(), "oob": True},
+        {
+            "pending": pending,
+            "pending_count": len(pending),
+            "last_event": LifecycleEvent.latest(),
+            "oob": True,
+        },
     )
 
 

@@ -28,4 +28,4 @@ def render_markdown(text: str) -> SafeString:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
-    return mark_safe(cleaned)  # noqa: S308 - nh3 has just sanitised it
+    return mark_safe(cleaned)

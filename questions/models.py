@@ -48,6 +48,11 @@ class AlreadyResolved(QuestionError):
         super().__init__(question.resolution_text())
 
 
+ANSWERABLE = models.Q(status=Status.PENDING) | models.Q(
+    status=Status.CANCELLED, cancel_reason=CancelReason.CLIENT_DISCONNECTED
+)
+
+
 def fingerprint(kind: str, text: str, options: list[dict[str, Any]], allow_free_text: bool) -> str:
     """What makes two questions "the very same question" for re-attaching."""
     canonical = json.dumps([kind, text, options, allow_free_text], sort_keys=True, ensure_ascii=False)
@@ -142,11 +147,7 @@ class Question(models.Model):
             earlier = (
                 cls.objects.select_for_update()
                 .filter(asker=asker, asker_name=asker_name, fingerprint=key)
-                .filter(
-                    models.Q(status=Status.PENDING)
-                    | models.Q(status=Status.CANCELLED, cancel_reason=CancelReason.CLIENT_DISCONNECTED)
-                    | models.Q(status=Status.ANSWERED, delivered_at__isnull=True)
-                )
+                .filter(ANSWERABLE | models.Q(status=Status.ANSWERED, delivered_at__isnull=True))
                 .order_by("-created_at")
                 .first()
             )
@@ -199,7 +200,11 @@ class Question(models.Model):
         by_token: AgentToken | None = None,
         source: str = "dashboard",
     ) -> Answer:
-        """Record an answer; the first one wins and any later one raises AlreadyResolved."""
+        """Record an answer; the first one wins and any later one raises AlreadyResolved.
+
+        Pending questions take answers, and so do questions cancelled because
+        their agent disconnected (the answer waits for the agent's re-ask).
+        """
         from questions import live
 
         answer_text, chosen = self.clean_answer(text, option)
@@ -214,8 +219,12 @@ class Question(models.Model):
         # see an "answered" question without its answer.
         with transaction.atomic():
             now = timezone.now()
-            won = Question.objects.filter(pk=self.pk, status=Status.PENDING).update(
-                status=Status.ANSWERED, resolved_at=now
+            # A question whose agent went away still takes an answer: it is handed
+            # over when the agent asks again, so nothing typed is lost.
+            won = (
+                Question.objects.filter(pk=self.pk)
+                .filter(ANSWERABLE)
+                .update(status=Status.ANSWERED, cancel_reason="", resolved_at=now)
             )
             if not won:
                 self.refresh_from_db()

@@ -35,10 +35,15 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
 def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     question = get_object_or_404(Question, pk=question_id)
     try:
-        question.record_answer(request.POST.get("answer"), option=request.POST.get("option"), by_user=request.user)
+        question.record_answer(
+            request.POST.get("answer"), option=request.POST.get("option"), by_user=request.user
+        )
     except InvalidAnswer as exc:
         return render(
-            request, "questions/dashboard.html#question-card", {"question": question, "error": str(exc)}, status=422
+            request,
+            "questions/dashboard.html#question-card",
+            {"question": question, "error": str(exc)},
+            status=422,
         )
     except AlreadyResolved as exc:
         return render(

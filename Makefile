@@ -1,0 +1,40 @@
+# Hook Bridge: `make serve` installs and starts the server; `make test` installs and runs every check.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: serve test lint install install-dev browser
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# Debian's chromium for the browser tests (never a downloaded browser build).
+browser:
+	@test -x /usr/bin/chromium || { \
+		echo "Installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+serve: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py bootstrap_local --url http://$(HOST):$(PORT)
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) hookbridge_site.asgi:application
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+
+test: $(VENV)/.installed-dev browser lint
+	$(VENV)/bin/pytest

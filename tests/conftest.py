@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from mcpapi.models import AgentToken
+from tests.live import LiveServer
+
+
+@pytest.fixture
+def agent(db: None) -> tuple[AgentToken, str]:
+    return AgentToken.issue("agent-a")
+
+
+@pytest.fixture
+def user(db: None) -> User:
+    return User.objects.create_user("alice", password="pw-alice-123")
+
+
+@pytest.fixture
+def logged_in(client: Client, user: User) -> Client:
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture(scope="session")
+def live_server_proc() -> Iterator[LiveServer]:
+    """One daphne worker for the end-to-end tests (a long hold: calls block until answered)."""
+    server = LiveServer(env_overrides={"HOOKBRIDGE_MAX_HOLD": "120", "HOOKBRIDGE_PROGRESS_INTERVAL": "0.3"})
+    server.setup()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def short_hold_server() -> Iterator[LiveServer]:
+    """A worker that gives up holding a call without a progress token after 1.5 s."""
+    server = LiveServer(env_overrides={"HOOKBRIDGE_MAX_HOLD": "1.5", "HOOKBRIDGE_PROGRESS_INTERVAL": "0.3"})
+    server.setup()
+    yield server
+    server.close()

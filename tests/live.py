@@ -1,0 +1,231 @@
+"""A real Hook Bridge server in a daphne subprocess, and clients that talk to it over the network."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import websockets
+from websockets.asyncio.client import ClientConnection
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSWORD = "correct-horse-battery"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+@dataclass
+class LiveServer:
+    """One daphne worker on a free port, with its own database, two agent tokens and a user."""
+
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    port: int = 0
+    tokens: dict[str, str] = field(default_factory=dict)
+    username: str = "alice"
+    process: subprocess.Popen[bytes] | None = None
+    tmp: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hookbridge-e2e-")))
+    log_path: Path | None = None
+    prepare: bool = True
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("HOOKBRIDGE_", "DATABASE_URL", "REDIS_URL", "DJANGO_"))
+        }
+        env.update(
+            {
+                "DATABASE_URL": f"sqlite:///{self.tmp / 'db.sqlite3'}",
+                "SECRET_KEY": "e2e-secret-key-not-for-production",
+                "HOOKBRIDGE_WAIT_SLICE": "0.5",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        env.update(self.env_overrides)
+        return env
+
+    def setup(self) -> None:
+        if self.prepare:
+            env = self.env
+            _manage(env, "migrate", "--noinput", "-v0")
+            for name in ("agent-a", "agent-b"):
+                self.tokens[name] = _manage(env, "create_token", name).strip().splitlines()[-1]
+            env["DJANGO_SUPERUSER_PASSWORD"] = PASSWORD
+            _manage(
+                env, "createsuperuser", "--noinput", "--username", self.username, "--email", "a@example.com"
+            )
+        self.start()
+
+    def start(self) -> None:
+        self.port = self.port or free_port()
+        self.log_path = self.tmp / f"daphne-{self.port}.log"
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "hookbridge_site.asgi:application",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"daphne exited early:\n{self.log()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"daphne did not start listening:\n{self.log()}")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> float:
+        """Stop the worker; returns how long it took to exit."""
+        if self.process is None or self.process.poll() is not None:
+            return 0.0
+        started = time.monotonic()
+        self.process.send_signal(sig)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+
+    # --- clients -------------------------------------------------------------------------------
+
+    def auth(self, token_name: str = "agent-a") -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[token_name]}"}
+
+    @asynccontextmanager
+    async def mcp(self, mode: str = "legacy", token_name: str = "agent-a") -> AsyncIterator[Client]:
+        http = httpx2.AsyncClient(headers=self.auth(token_name), timeout=httpx2.Timeout(30, read=120))
+        async with (
+            http,
+            Client(streamable_http_client(f"{self.url}/mcp", http_client=http), mode=mode) as client,
+        ):
+            yield client
+
+    async def questions(self, status: str | None = None, token_name: str = "agent-a") -> list[dict[str, Any]]:
+        params = {"status": status} if status else {}
+        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+            response = await http.get(f"{self.url}/api/questions", params=params)
+            response.raise_for_status()
+            return list(response.json()["questions"])
+
+    async def wait_for_question(
+        self, text: str, status: str = "pending", timeout: float = 15
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for question in await self.questions():
+                if question["question"] == text and question["status"] == status:
+                    return question
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no {status} question {text!r} appeared; server log:\n{self.log()[-3000:]}")
+
+    async def answer_via_api(
+        self, question_id: str, answer: str, token_name: str = "agent-b"
+    ) -> httpx2.Response:
+        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+            return await http.post(
+                f"{self.url}/api/mcp-answer", json={"questionId": question_id, "answer": answer}
+            )
+
+    @asynccontextmanager
+    async def login(self) -> AsyncIterator[httpx2.AsyncClient]:
+        """An HTTP client holding a logged-in dashboard session (and its CSRF token)."""
+        async with httpx2.AsyncClient(base_url=self.url, follow_redirects=False) as http:
+            yield await self._log_in(http)
+
+    async def _log_in(self, http: httpx2.AsyncClient) -> httpx2.AsyncClient:
+        page = await http.get("/accounts/login/")
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+        assert csrf, "login page has no CSRF token"
+        response = await http.post(
+            "/accounts/login/",
+            data={"username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": csrf.group(1)},
+        )
+        assert response.status_code == 302, response.text
+        http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
+        return http
+
+    def cookie_header(self, http: httpx2.AsyncClient) -> str:
+        return "; ".join(f"{name}={value}" for name, value in http.cookies.items())
+
+    @asynccontextmanager
+    async def dashboard_socket(
+        self, http: httpx2.AsyncClient | None = None
+    ) -> AsyncIterator[ClientConnection]:
+        """The dashboard's WebSocket, as the logged-in browser `http` (anonymous without it)."""
+        headers = {"Cookie": self.cookie_header(http)} if http is not None else {}
+        async with websockets.connect(
+            f"ws://127.0.0.1:{self.port}/ws/dashboard/", additional_headers=headers, origin=self.url
+        ) as socket:
+            yield socket
+
+
+async def receive_until(socket: ClientConnection, needle: str, timeout: float = 10) -> str:
+    """Read messages until one contains `needle`; returns that message."""
+    seen = []
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                message = str(await socket.recv())
+                if needle in message:
+                    return message
+                seen.append(message[:200])
+    except TimeoutError:
+        raise AssertionError(f"no message with {needle!r} within {timeout}s; saw {seen}") from None

@@ -1,0 +1,158 @@
+"""Nobody gets in without the right token or login; bad input changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+import websockets
+
+from tests.live import LiveServer
+
+pytestmark = [pytest.mark.e2e]
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer hb_not-a-real-token", "Basic YWxpY2U6cHc="])
+async def test_mcp_refuses_a_missing_or_wrong_token(
+    live_server_proc: LiveServer, authorization: str | None
+) -> None:
+    headers = dict(MCP_HEADERS)
+    if authorization:
+        headers["Authorization"] = authorization
+    async with httpx2.AsyncClient(headers=headers) as http:
+        response = await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/api/questions"), ("POST", "/api/mcp-answer")],
+)
+async def test_the_json_api_refuses_a_missing_or_wrong_token(
+    live_server_proc: LiveServer, method: str, path: str
+) -> None:
+    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+        anonymous = await http.request(method, path, json={"questionId": "x", "answer": "y"})
+        wrong = await http.request(method, path, headers={"Authorization": "Bearer nope"}, json={})
+    assert anonymous.status_code == 401
+    assert wrong.status_code == 401
+
+
+async def test_an_anonymous_dashboard_visit_is_sent_to_log_in(live_server_proc: LiveServer) -> None:
+    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+        for path in ("/", "/history/"):
+            response = await http.get(path)
+            assert response.status_code == 302
+            assert response.headers["location"].startswith("/accounts/login/")
+
+
+async def test_an_anonymous_websocket_is_refused(live_server_proc: LiveServer) -> None:
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        async with live_server_proc.dashboard_socket():
+            pass
+    assert refused.value.response.status_code == 403
+
+
+async def test_a_websocket_from_a_foreign_origin_is_refused(live_server_proc: LiveServer) -> None:
+    async with live_server_proc.login() as browser:
+        cookie = live_server_proc.cookie_header(browser)
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        async with websockets.connect(
+            f"ws://127.0.0.1:{live_server_proc.port}/ws/dashboard/",
+            additional_headers={"Cookie": cookie},
+            origin="http://evil.example",
+        ):
+            pass
+    assert refused.value.response.status_code == 403
+
+
+BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("submit_lifecycle_event", {"event_type": "phase-exploded"}, "event_type"),
+    ("submit_lifecycle_event", {}, "event_type"),
+    ("submit_lifecycle_event", {"event_type": "task-started", "step": "3"}, "step"),
+    ("submit_lifecycle_event", {"event_type": "task-started", "step": 5, "total_steps": 3}, "step"),
+    ("ask_question", {}, "question"),
+    ("ask_question", {"question": 42}, "question"),
+    ("ask_question", {"question": ""}, "question"),
+    ("ask_question", {"question": "Pick", "options": "yes,no"}, "options"),
+    ("ask_question", {"question": "Pick", "options": [{"value": "a"}]}, "label"),
+    ("ask_question", {"question": "Pick", "allow_free_text": "no"}, "allow_free_text"),
+    ("ask_question", {"question": "Pick", "allow_free_text": False}, "allow_free_text"),
+    (
+        "ask_question",
+        {"question": "Pick", "options": [{"value": "a", "label": "A"}, {"value": "a", "label": "B"}]},
+        "options",
+    ),
+    ("ask_question", {"question": "x" * 20_001}, "question"),
+    ("wait_for_answer", {"question_id": "not-an-id"}, "question_id"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "argument"), BAD_CALLS)
+async def test_a_bad_argument_gets_an_error_naming_it_and_writes_nothing(
+    live_server_proc: LiveServer, tool: str, arguments: dict[str, Any], argument: str
+) -> None:
+    async with live_server_proc.mcp("legacy") as client:
+        before_questions = len(await live_server_proc.questions())
+        before_status = (await client.call_tool("get_phase_status", {})).structured_content
+        result = await client.call_tool(tool, arguments)
+        after_status = (await client.call_tool("get_phase_status", {})).structured_content
+    assert result.is_error
+    assert argument in result.content[0].text
+    assert len(await live_server_proc.questions()) == before_questions
+    assert before_status == after_status
+
+
+async def test_an_oversized_body_is_refused(live_server_proc: LiveServer) -> None:
+    headers = {**live_server_proc.auth(), **MCP_HEADERS}
+    body = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "'
+        + b"x" * (2 * 1024 * 1024)
+        + b'"}}'
+    )
+    async with httpx2.AsyncClient(headers=headers) as http:
+        response = await http.post(
+            f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 413
+
+
+async def test_lifecycle_events_and_phase_status_round_trip(live_server_proc: LiveServer) -> None:
+    async with live_server_proc.mcp("2026-07-28") as client:
+        recorded = await client.call_tool(
+            "submit_lifecycle_event",
+            {
+                "event_type": "task-started",
+                "phase_name": "Build",
+                "phase_number": "2",
+                "step": 3,
+                "total_steps": 7,
+            },
+        )
+        status = await client.call_tool("get_phase_status", {})
+    assert recorded.structured_content == {"status": "ok"}
+    assert status.structured_content is not None
+    last = status.structured_content["lastLifecycleEvent"]
+    assert (last["eventType"], last["phaseName"], last["phaseNumber"], last["step"], last["totalSteps"]) == (
+        "task-started",
+        "Build",
+        "2",
+        3,
+        7,
+    )
+    assert last["asker"] == "agent-a"
+    assert isinstance(status.structured_content["pendingQuestions"], int)
