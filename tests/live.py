@@ -20,9 +20,11 @@ from typing import Any
 
 import httpx2
 import websockets
-from websockets.asyncio.client import ClientConnection
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
+from websockets.asyncio.client import ClientConnection
+from websockets.typing import Origin
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"
@@ -212,9 +214,16 @@ class LiveServer:
         """The dashboard's WebSocket, as the logged-in browser `http` (anonymous without it)."""
         headers = {"Cookie": self.cookie_header(http)} if http is not None else {}
         async with websockets.connect(
-            f"ws://127.0.0.1:{self.port}/ws/dashboard/", additional_headers=headers, origin=self.url
+            f"ws://127.0.0.1:{self.port}/ws/dashboard/", additional_headers=headers, origin=Origin(self.url)
         ) as socket:
             yield socket
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text of a tool result's first content block."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return block.text
 
 
 async def receive_until(socket: ClientConnection, needle: str, timeout: float = 10) -> str:

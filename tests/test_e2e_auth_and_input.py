@@ -7,8 +7,9 @@ from typing import Any
 import httpx2
 import pytest
 import websockets
+from websockets.typing import Origin
 
-from tests.live import LiveServer
+from tests.live import LiveServer, text_of
 
 pytestmark = [pytest.mark.e2e]
 
@@ -74,7 +75,7 @@ async def test_a_websocket_from_a_foreign_origin_is_refused(live_server_proc: Li
         async with websockets.connect(
             f"ws://127.0.0.1:{live_server_proc.port}/ws/dashboard/",
             additional_headers={"Cookie": cookie},
-            origin="http://evil.example",
+            origin=Origin("http://evil.example"),
         ):
             pass
     assert refused.value.response.status_code == 403
@@ -112,7 +113,7 @@ async def test_a_bad_argument_gets_an_error_naming_it_and_writes_nothing(
         result = await client.call_tool(tool, arguments)
         after_status = (await client.call_tool("get_phase_status", {})).structured_content
     assert result.is_error
-    assert argument in result.content[0].text
+    assert argument in text_of(result)
     assert len(await live_server_proc.questions()) == before_questions
     assert before_status == after_status
 

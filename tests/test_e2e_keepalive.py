@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.live import LiveServer
+from tests.live import LiveServer, text_of
 
 pytestmark = [pytest.mark.e2e]
 
@@ -14,10 +14,10 @@ pytestmark = [pytest.mark.e2e]
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_it_sends_progress_notifications_while_waiting(live_server_proc: LiveServer, mode: str) -> None:
     text = f"Keep me alive ({mode})?"
-    progress: list[tuple[float, str | None]] = []
+    seen: list[tuple[float, str | None]] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
 
     async with live_server_proc.mcp(mode) as client:
         call = asyncio.create_task(
@@ -29,10 +29,10 @@ async def test_it_sends_progress_notifications_while_waiting(live_server_proc: L
         result = await asyncio.wait_for(call, 10)
 
     assert result.structured_content == {"answer": "alive"}
-    assert len(progress) >= 3, progress
-    values = [value for value, _ in progress]
+    assert len(seen) >= 3, seen
+    values = [value for value, _ in seen]
     assert values == sorted(values) and len(set(values)) == len(values), "progress must increase"
-    assert all(message and message.startswith("Waiting for an answer") for _, message in progress)
+    assert all(message and message.startswith("Waiting for an answer") for _, message in seen)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -69,4 +69,4 @@ async def test_wait_for_answer_refuses_another_tokens_question(short_hold_server
             "wait_for_answer", {"question_id": held.structured_content["questionId"]}
         )
     assert result.is_error
-    assert "question_id" in result.content[0].text
+    assert "question_id" in text_of(result)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.live import LiveServer
+from tests.live import LiveServer, text_of
 
 pytestmark = [pytest.mark.e2e]
 
@@ -49,7 +49,7 @@ async def test_it_returns_the_answer_given_through_the_api(live_server_proc: Liv
     result = await asyncio.wait_for(call, 15)
     assert not result.is_error
     assert result.structured_content == {"answer": "PostgreSQL, please"}
-    assert json.loads(result.content[0].text) == {"answer": "PostgreSQL, please"}
+    assert json.loads(text_of(result)) == {"answer": "PostgreSQL, please"}
 
 
 @pytest.mark.parametrize("mode", ERAS)
