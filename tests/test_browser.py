@@ -1,0 +1,123 @@
+"""The dashboard in a real browser: Debian's chromium, driven by Playwright (never a downloaded browser)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from tests.live import PASSWORD, LiveServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (make browser)")
+        pytest.skip(f"{CHROMIUM} is not installed (make browser installs it)")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        await browser.close()
+
+
+async def log_in(page: Page, server: LiveServer) -> None:
+    await page.goto(f"{server.url}/")
+    await expect(page).to_have_url(f"{server.url}/accounts/login/?next=/")
+    await page.get_by_label("Username").fill(server.username)
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Log in").click()
+    await expect(page.get_by_role("heading", name="Waiting for an answer")).to_be_visible()
+    await expect(page.locator("#connection")).to_have_text("live")
+
+
+async def test_a_question_arrives_live_and_a_click_answers_the_agent(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page()
+    await log_in(page, live_server_proc)
+
+    text = "Which **migration** strategy?"
+    options = [
+        {"value": "blue-green", "label": "Blue/green", "description": "Two stacks, switch traffic"},
+        {"value": "in-place", "label": "In place"},
+    ]
+    async with live_server_proc.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text, "options": options}))
+
+        card = page.locator("article.question", has_text="Which migration strategy?")
+        await expect(card).to_be_visible(timeout=10_000)  # pushed over the WebSocket: no reload
+        await expect(card.locator("strong", has_text="migration")).to_be_visible()  # markdown rendered
+        await expect(card).to_contain_text("agent-a")
+        await expect(page.locator("#pending-count")).not_to_have_text("0")
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=str(ARTIFACTS / "dashboard-question.png"), full_page=True)
+
+        await card.get_by_role("button", name="Blue/green").click()
+        result = await asyncio.wait_for(call, 15)
+
+    assert result.structured_content == {"answer": "blue-green"}
+    await expect(card).to_have_count(0)
+    await expect(page.locator(".toast", has_text="Answer sent to agent-a")).to_be_visible()
+
+
+async def test_a_free_text_answer_and_the_history_page(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page()
+    await log_in(page, live_server_proc)
+    text = "What should the release be called?"
+    async with live_server_proc.mcp("2026-07-28") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        card = page.locator("article.question", has_text=text)
+        await expect(card).to_be_visible(timeout=10_000)
+
+        await card.get_by_role("button", name="Send answer").click()  # empty: refused, nothing changes
+        await expect(card.get_by_role("alert")).to_have_text("The answer is empty.")
+        assert not call.done()
+
+        await card.get_by_label("Your answer").fill("Aurora")
+        await card.get_by_role("button", name="Send answer").click()
+        result = await asyncio.wait_for(call, 15)
+    assert result.structured_content == {"answer": "Aurora"}
+
+    await page.get_by_role("link", name="History").click()
+    row = page.locator("tr", has_text=text)
+    await expect(row).to_contain_text("Aurora")
+    await expect(row).to_contain_text(live_server_proc.username)
+    await expect(row).to_contain_text("Answered")
+
+
+async def test_a_status_bar_follows_lifecycle_events_live(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page()
+    await log_in(page, live_server_proc)
+    async with live_server_proc.mcp("legacy") as client:
+        await client.call_tool(
+            "submit_lifecycle_event",
+            {
+                "event_type": "phase-started",
+                "phase_name": "Refactor auth",
+                "phase_number": "3",
+                "step": 2,
+                "total_steps": 5,
+            },
+        )
+    bar = page.locator("#status-bar")
+    await expect(bar).to_contain_text("Phase started")
+    await expect(bar).to_contain_text("Phase 3: Refactor auth")
+    await expect(bar).to_contain_text("step 2 of 5")
+    await expect(bar.locator("progress")).to_have_attribute("value", "2")
