@@ -1,12 +1,13 @@
 """Hook Bridge settings: everything a user configures comes from the environment.
 
-django-environ parses the values; a value of the wrong type raises at start-up
-rather than misbehaving later. The Hook Bridge knobs are checked here too, so a
-negative interval or a hold longer than a sane bound fails loudly.
+The small typed helpers below raise at start-up on a value of the wrong type or
+range, rather than letting it misbehave later; django-environ parses the URL and
+list values.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 from pathlib import Path
@@ -19,27 +20,51 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 
-def _positive_float(name: str, default: float) -> float:
-    value = env.float(name, default=default)
-    if value <= 0:
-        raise ImproperlyConfigured(f"{name} must be a positive number of seconds, got {value!r}")
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if raw == "":
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int = 1) -> int:
+    raw = os.environ.get(name, "").strip()
+    if raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
     return value
 
 
-def _optional_positive_float(name: str) -> float | None:
-    raw = env.str(name, default="").strip()
-    if raw in ("", "none", "None", "0"):
-        return None
+def env_seconds(name: str, default: float | None) -> float | None:
+    """A positive number of seconds; with default None, empty or "none" means no limit."""
+    raw = os.environ.get(name, "").strip()
+    if raw == "" or (default is None and raw.lower() == "none"):
+        return default
     try:
         value = float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number of seconds or empty, got {raw!r}") from exc
-    if value < 0:
-        raise ImproperlyConfigured(f"{name} must not be negative, got {raw!r}")
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise ImproperlyConfigured(f"{name} must be a positive number of seconds, got {raw!r}")
     return value
 
 
-DEBUG = env.bool("DEBUG", default=False)
+def required_seconds(name: str, default: float) -> float:
+    value = env_seconds(name, default)
+    assert value is not None
+    return value
+
+
+DEBUG = env_bool("DEBUG", False)
 
 ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -147,20 +172,21 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Without collectstatic (local use) WhiteNoise serves straight from the finders.
 WHITENOISE_USE_FINDERS = True
 
 # Hook Bridge knobs (seconds).
-HOOKBRIDGE_PROGRESS_INTERVAL = _positive_float("HOOKBRIDGE_PROGRESS_INTERVAL", 30)
-HOOKBRIDGE_MAX_HOLD = _positive_float("HOOKBRIDGE_MAX_HOLD", 240)
-HOOKBRIDGE_QUESTION_TIMEOUT = _optional_positive_float("HOOKBRIDGE_QUESTION_TIMEOUT")
+HOOKBRIDGE_PROGRESS_INTERVAL = required_seconds("HOOKBRIDGE_PROGRESS_INTERVAL", 30.0)
+HOOKBRIDGE_MAX_HOLD = required_seconds("HOOKBRIDGE_MAX_HOLD", 240.0)
+HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
 # How long one wait on the channel layer lasts before the row is read again: the
 # most a lost wake-up message can delay an answer.
-HOOKBRIDGE_WAIT_SLICE = _positive_float("HOOKBRIDGE_WAIT_SLICE", 2)
-HOOKBRIDGE_MAX_QUESTION_LENGTH = env.int("HOOKBRIDGE_MAX_QUESTION_LENGTH", default=20_000)
-HOOKBRIDGE_MAX_ANSWER_LENGTH = env.int("HOOKBRIDGE_MAX_ANSWER_LENGTH", default=20_000)
-HOOKBRIDGE_MAX_OPTIONS = env.int("HOOKBRIDGE_MAX_OPTIONS", default=20)
-HOOKBRIDGE_MAX_BODY_BYTES = env.int("HOOKBRIDGE_MAX_BODY_BYTES", default=1024 * 1024)
+HOOKBRIDGE_WAIT_SLICE = required_seconds("HOOKBRIDGE_WAIT_SLICE", 2.0)
+HOOKBRIDGE_MAX_QUESTION_LENGTH = env_int("HOOKBRIDGE_MAX_QUESTION_LENGTH", 20_000)
+HOOKBRIDGE_MAX_ANSWER_LENGTH = env_int("HOOKBRIDGE_MAX_ANSWER_LENGTH", 20_000)
+HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)
+HOOKBRIDGE_MAX_BODY_BYTES = env_int("HOOKBRIDGE_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
 HOOKBRIDGE_PUBLIC_URL = env.str("HOOKBRIDGE_PUBLIC_URL", default="http://127.0.0.1:8000")

@@ -20,7 +20,7 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    if not os.path.exists(CHROMIUM):
+    if not Path(CHROMIUM).exists():  # noqa: ASYNC240 - once, before the browser starts
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (make browser)")
         pytest.skip(f"{CHROMIUM} is not installed (make browser installs it)")

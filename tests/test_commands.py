@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+
+from mcpapi.models import AgentToken
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_create_token_prints_the_token_alone_on_the_last_line_and_stores_only_a_digest(db: None) -> None:
+    raw = run("create_token", "claude-code").strip().splitlines()[-1]
+    assert raw.startswith("hb_") and " " not in raw
+    token = AgentToken.objects.get()
+    assert token.name == "claude-code"
+    assert raw not in (token.token_hash, token.prefix)
+    assert AgentToken.authenticate(raw) == token
+
+
+def test_create_token_refuses_an_empty_name(db: None) -> None:
+    with pytest.raises(CommandError, match="needs a name"):
+        run("create_token", "  ")
+    assert not AgentToken.objects.exists()
+
+
+def test_a_revoked_token_no_longer_authenticates(db: None) -> None:
+    token, raw = AgentToken.issue("bot")
+    token.revoke()
+    assert AgentToken.authenticate(raw) is None
+
+
+def test_bootstrap_local_prints_a_login_a_token_and_the_claude_command(db: None, tmp_path: Path) -> None:
+    credentials = str(tmp_path / "credentials.json")
+    first = run("bootstrap_local", "--url", "http://127.0.0.1:8123", "--credentials", credentials)
+    password = next(line for line in first.splitlines() if "Log in as:" in line).split(" / ")[1]
+    assert User.objects.get(username="admin").check_password(password)
+    token = next(line for line in first.splitlines() if line.startswith("Agent token")).split(": ")[1]
+    assert AgentToken.authenticate(token) is not None
+    url = "http://127.0.0.1:8123/mcp"
+    assert (
+        f'claude mcp add --transport http hookbridge {url} --header "Authorization: Bearer {token}"' in first
+    )
+
+    second = run("bootstrap_local", "--url", "http://127.0.0.1:8123", "--credentials", credentials)
+    assert f"Bearer {token}" in second and password in second
+    assert AgentToken.objects.count() == 1 and User.objects.count() == 1
+
+    AgentToken.objects.get().revoke()
+    third = run("bootstrap_local", "--url", "http://127.0.0.1:8123", "--credentials", credentials)
+    assert f"Bearer {token}" not in third
+    assert AgentToken.objects.active().count() == 1

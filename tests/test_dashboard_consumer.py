@@ -1,0 +1,68 @@
+"""The dashboard WebSocket: who may connect, the state on connect, and the pushes that follow."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser, User
+
+from lifecycle.models import LifecycleEvent
+from mcpapi.models import AgentToken
+from questions.consumers import DashboardConsumer
+from questions.models import CancelReason, Question
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def connect_as(user: object) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(DashboardConsumer.as_asgi(), "/ws/dashboard/")
+    communicator.scope["user"] = user
+    return communicator
+
+
+@database_sync_to_async
+def ask(text: str) -> Question:
+    token = AgentToken.objects.get_or_create(name="agent-a", defaults={"token_hash": "x" * 64})[0]
+    return Question.ask(asker=token, asker_name="agent-a", text=text, options=[])[0]
+
+
+async def test_it_refuses_an_anonymous_visitor() -> None:
+    communicator = connect_as(AnonymousUser())
+    connected, code = await communicator.connect()
+    assert not connected
+    assert code == 4401
+
+
+async def test_it_sends_the_current_state_on_connect() -> None:
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    await ask("Already waiting?")
+    await database_sync_to_async(LifecycleEvent.record)(
+        asker=None, asker_name="agent-a", event_type="plan-started", phase_name="Plan B"
+    )
+    communicator = connect_as(user)
+    connected, _ = await communicator.connect()
+    assert connected
+    state = await communicator.receive_from()
+    assert '<div id="question-list" hx-swap-oob="true">' in state
+    assert "Already waiting?" in state
+    assert 'id="status-bar"' in state and "Plan B" in state
+    await communicator.disconnect()
+
+
+async def test_it_pushes_new_and_resolved_questions() -> None:
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    communicator = connect_as(user)
+    await communicator.connect()
+    await communicator.receive_from()  # initial state
+
+    question = await ask("Pushed to me?")
+    added = await communicator.receive_from(timeout=5)
+    assert f'id="question-{question.pk}"' in added and "beforeend:#question-list" in added
+    assert "Pushed to me?" in added
+
+    await database_sync_to_async(question.cancel)(CancelReason.CLIENT_DISCONNECTED)
+    removed = await communicator.receive_from(timeout=5)
+    assert f'<article id="question-{question.pk}" hx-swap-oob="delete">' in removed
+    assert "client disconnected" in removed
+    await communicator.disconnect()

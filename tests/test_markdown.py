@@ -1,0 +1,61 @@
+"""Markdown from agents renders, and nothing in it can run."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+
+from questions.markdown import render_markdown
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, attrs))
+
+
+def assert_inert(html: str) -> None:
+    collector = _Collector()
+    collector.feed(html)
+    for tag, attrs in collector.tags:
+        assert tag not in {"script", "iframe", "object", "embed", "style"}, tag
+        for name, value in attrs:
+            assert not name.startswith("on"), (tag, name)
+            assert not (value or "").strip().lower().startswith(("javascript:", "data:", "vbscript:")), (
+                tag,
+                value,
+            )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<script>alert(1)</script>",
+        "[click](javascript:alert(1))",
+        "[click](JaVaScRiPt:alert(1))",
+        "<img src=x onerror=alert(1)>",
+        '<a href="javascript:alert(1)">x</a>',
+        "![x](javascript:alert(1))",
+        "<iframe src=//evil.example></iframe>",
+        "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    ],
+)
+def test_it_renders_hostile_markdown_inert(text: str) -> None:
+    assert_inert(render_markdown(text))
+
+
+def test_it_renders_ordinary_markdown() -> None:
+    html = render_markdown("# Title\n\n**bold** `code` [docs](https://example.com)\n\n- one\n- two")
+    assert "<h1>Title</h1>" in html
+    assert "<strong>bold</strong>" in html and "<code>code</code>" in html
+    assert 'href="https://example.com"' in html and 'rel="noopener noreferrer nofollow"' in html
+    assert "<li>one</li>" in html
+
+
+def test_the_inertness_check_can_fail() -> None:
+    with pytest.raises(AssertionError):
+        assert_inert("<script>x</script>")

@@ -1,0 +1,68 @@
+"""Settings come from the environment and fail loudly on a bad value."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.live import ROOT
+
+
+def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("HOOKBRIDGE_", "DATABASE_URL", "REDIS_URL"))
+    }
+    clean.update(env)
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='hookbridge_site.settings'; django.setup();"
+        "from django.conf import settings as s;"
+        "print(s.DATABASES['default']['ENGINE'], s.CHANNEL_LAYERS['default']['BACKEND'],"
+        " s.HOOKBRIDGE_MAX_HOLD, s.HOOKBRIDGE_QUESTION_TIMEOUT)"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
+
+
+def test_the_defaults_are_sqlite_and_the_in_memory_layer() -> None:
+    result = load_settings()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "django.db.backends.sqlite3",
+        "channels.layers.InMemoryChannelLayer",
+        "240.0",
+        "None",
+    ]
+
+
+def test_team_settings_switch_to_postgres_and_redis() -> None:
+    result = load_settings(
+        DATABASE_URL="postgres://u@127.0.0.1:5432/test",
+        REDIS_URL="redis://127.0.0.1:6379/0",
+        HOOKBRIDGE_QUESTION_TIMEOUT="600",
+    )
+    assert result.returncode == 0, result.stderr
+    engine, layer, _, timeout = result.stdout.split()
+    assert engine == "django.db.backends.postgresql"
+    assert layer == "channels_redis.core.RedisChannelLayer"
+    assert timeout == "600.0"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"HOOKBRIDGE_MAX_HOLD": "-5"}, "HOOKBRIDGE_MAX_HOLD must be a positive number"),
+        ({"HOOKBRIDGE_PROGRESS_INTERVAL": "soon"}, "soon"),
+        (
+            {"HOOKBRIDGE_QUESTION_TIMEOUT": "ten minutes"},
+            "HOOKBRIDGE_QUESTION_TIMEOUT must be a number of seconds",
+        ),
+        ({"DEBUG": "maybe"}, "maybe"),
+        ({"ALLOWED_HOSTS": "hooks.example.com", "SECRET_KEY": ""}, "SECRET_KEY is required"),
+    ],
+)
+def test_a_bad_value_stops_the_start(env: dict[str, str], message: str) -> None:
+    result = load_settings(**env)
+    assert result.returncode != 0
+    assert message in result.stderr
