@@ -15,6 +15,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
+from hookbridge_site import broadcast  # noqa: E402
 from mcpapi.http import MCPMount  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
 from questions.routing import websocket_urlpatterns  # noqa: E402
@@ -23,6 +24,7 @@ mcp_app = MCPMount(build_http_app)
 
 
 async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
+    broadcast.bind_server_loop()
     if scope["path"] == "/mcp":
         await mcp_app(scope, receive, send)
     else:

@@ -1,0 +1,91 @@
+"""Team mode: two daphne workers sharing the real PostgreSQL and Redis.
+
+Needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 (see tests/team.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from tests.live import LiveServer, receive_until
+from tests.team import REDIS_URL, fresh_postgres_database, require_team_services
+
+pytestmark = [pytest.mark.e2e, pytest.mark.team]
+
+
+@pytest.fixture(scope="module")
+def workers() -> Iterator[tuple[LiveServer, LiveServer]]:
+    require_team_services()
+    with fresh_postgres_database() as database_url:
+        shared = {
+            "DATABASE_URL": database_url,
+            "REDIS_URL": REDIS_URL,
+            "HOOKBRIDGE_MAX_HOLD": "120",
+            # A long slice: an answer that arrives fast came through Redis, not the re-read.
+            "HOOKBRIDGE_WAIT_SLICE": "30",
+        }
+        first = LiveServer(env_overrides=shared)
+        first.setup()
+        second = LiveServer(env_overrides=shared, prepare=False, tokens=first.tokens)
+        try:
+            second.setup()
+            yield first, second
+        finally:
+            second.close()
+            first.close()
+
+
+async def test_an_agent_on_one_worker_gets_the_answer_posted_to_the_other(
+    workers: tuple[LiveServer, LiveServer],
+) -> None:
+    worker_a, worker_b = workers
+    text = "Asked on A, answered on B?"
+    async with worker_a.mcp("2026-07-28") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        question = await worker_b.wait_for_question(text)
+        response = await worker_b.answer_via_api(question["id"], "from worker B")
+        assert response.status_code == 200
+        result = await asyncio.wait_for(call, 10)  # well inside the 30 s slice: woken through Redis
+    assert result.structured_content == {"answer": "from worker B"}
+
+
+async def test_a_dashboard_on_one_worker_sees_questions_and_events_from_the_other(
+    workers: tuple[LiveServer, LiveServer],
+) -> None:
+    worker_a, worker_b = workers
+    text = "Do you see me on B?"
+    async with worker_b.login() as browser, worker_b.dashboard_socket(browser) as dashboard:
+        await receive_until(dashboard, 'id="question-list"')
+        async with worker_a.mcp("legacy") as client:
+            call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+            await receive_until(dashboard, text)
+            await client.call_tool(
+                "submit_lifecycle_event", {"event_type": "verification-started", "phase_name": "QA"}
+            )
+            bar = await receive_until(dashboard, 'id="status-bar"')
+            assert "Verification started" in bar and "QA" in bar
+            question = await worker_a.wait_for_question(text)
+            await worker_a.answer_via_api(question["id"], "seen")
+            await receive_until(dashboard, f'id="question-{question["id"]}" hx-swap-oob="delete"')
+            assert (await asyncio.wait_for(call, 10)).structured_content == {"answer": "seen"}
+
+
+async def test_two_answers_on_two_workers_have_one_winner(workers: tuple[LiveServer, LiveServer]) -> None:
+    worker_a, worker_b = workers
+    text = "Race across workers?"
+    async with worker_a.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        question = await worker_a.wait_for_question(text)
+        responses = await asyncio.gather(
+            worker_a.answer_via_api(question["id"], "from A", token_name="agent-a"),
+            worker_b.answer_via_api(question["id"], "from B", token_name="agent-b"),
+        )
+        result = await asyncio.wait_for(call, 10)
+    assert sorted(r.status_code for r in responses) == [200, 409]
+    winner = next(r for r in responses if r.status_code == 200).json()["answer"]["text"]
+    loser = next(r for r in responses if r.status_code == 409).json()
+    assert result.structured_content == {"answer": winner}
+    assert loser["error"].startswith(f"Question {question['id']} was already answered by")
