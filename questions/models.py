@@ -287,3 +287,11 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.answered_by}: {self.text[:60]}"
+
+    @property
+    def display(self) -> str:
+        """The answer as the person saw it: a chosen option's label, with its value."""
+        for option in self.question.options:
+            if self.option and str(option.get("value")) == self.option:
+                return f"{option.get('label', self.option)} ({self.option})"
+        return self.text

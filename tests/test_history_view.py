@@ -38,3 +38,11 @@ def test_an_htmx_request_gets_only_the_table(logged_in: Client, db: None) -> Non
     response = logged_in.get("/history/", headers={"HX-Request": "true"})
     assert response.text.lstrip().startswith('<div id="history-table">')
     assert "<html" not in response.text
+
+
+def test_it_shows_a_chosen_options_label(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    options = [{"value": "keep", "label": "Keep the table"}, {"value": "drop", "label": "Drop it"}]
+    question = Question.ask(asker=token, asker_name=token.name, text="Drop invoices?", options=options)[0]
+    question.record_answer(option="keep", by_token=token)
+    assert "Keep the table (keep)" in logged_in.get("/history/").content.decode()
