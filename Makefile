@@ -26,6 +26,7 @@ browser:
 		echo "Installing Debian's chromium for the browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+serve: export HOOKBRIDGE_PUBLIC_URL ?= http://$(HOST):$(PORT)
 serve: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput -v0
 	$(PY) manage.py bootstrap_local --url http://$(HOST):$(PORT)

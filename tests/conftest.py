@@ -42,3 +42,12 @@ def short_hold_server() -> Iterator[LiveServer]:
     server.setup()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def timeout_server() -> Iterator[LiveServer]:
+    """A worker whose questions time out after 1.5 s."""
+    server = LiveServer(env_overrides={"HOOKBRIDGE_QUESTION_TIMEOUT": "1.5", "HOOKBRIDGE_MAX_HOLD": "60"})
+    server.setup()
+    yield server
+    server.close()

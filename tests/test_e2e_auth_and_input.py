@@ -157,3 +157,18 @@ async def test_lifecycle_events_and_phase_status_round_trip(live_server_proc: Li
     )
     assert last["asker"] == "agent-a"
     assert isinstance(status.structured_content["pendingQuestions"], int)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Host": "evil.example"}, {"Origin": "http://evil.example"}],
+    ids=["foreign host", "foreign origin"],
+)
+async def test_mcp_refuses_a_foreign_host_or_origin(
+    live_server_proc: LiveServer, headers: dict[str, str]
+) -> None:
+    """DNS-rebinding protection: a page on another site cannot drive a local server."""
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS, **headers}) as http:
+        response = await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)
+    assert 400 <= response.status_code < 500
+    assert response.status_code != 401

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from lifecycle.models import LifecycleEvent
+from mcpapi.models import AgentToken
+from questions.models import Question
+
+
+@pytest.fixture
+def admin_client(client: Client, db: None) -> Client:
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw-root-12345"))
+    return client
+
+
+@pytest.fixture
+def history(db: None) -> Question:
+    token, _ = AgentToken.issue("agent-a")
+    question = Question.ask(asker=token, asker_name="agent-a", text="Which region?", options=[])[0]
+    question.record_answer("eu-west-1", by_token=token)
+    LifecycleEvent.record(asker=token, asker_name="agent-a", event_type="plan-started", phase_name="Plan")
+    return question
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin/questions/question/",
+        "/admin/questions/question/?status__exact=answered&asker_name=agent-a",
+        "/admin/questions/question/?q=eu-west",
+        "/admin/questions/answer/",
+        "/admin/lifecycle/lifecycleevent/?event_type__exact=plan-started",
+        "/admin/mcpapi/agenttoken/",
+    ],
+)
+def test_the_admin_lists_the_history(admin_client: Client, history: Question, path: str) -> None:
+    response = admin_client.get(path)
+    assert response.status_code == 200
+    assert "0 results" not in response.text
+
+
+def test_a_question_page_shows_its_answer_read_only(admin_client: Client, history: Question) -> None:
+    page = admin_client.get(f"/admin/questions/question/{history.pk}/change/").content.decode()
+    assert "eu-west-1" in page and 'name="text"' not in page
+
+
+def test_an_admin_creates_a_token_and_sees_it_once(admin_client: Client) -> None:
+    response = admin_client.post("/admin/mcpapi/agenttoken/add/", {"name": "ci-bot"}, follow=True)
+    shown = next(str(m) for m in response.context["messages"] if "shown once" in str(m))
+    raw = shown.rsplit(" ", 1)[-1]
+    assert AgentToken.authenticate(raw) == AgentToken.objects.get(name="ci-bot")
+
+
+def test_an_admin_revokes_a_token(admin_client: Client) -> None:
+    token, raw = AgentToken.issue("leaked")
+    response = admin_client.post(
+        "/admin/mcpapi/agenttoken/", {"action": "revoke", "_selected_action": [token.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    assert AgentToken.authenticate(raw) is None
