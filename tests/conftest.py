@@ -26,28 +26,28 @@ def logged_in(client: Client, user: User) -> Client:
     return client
 
 
+def _serve(**env: str) -> Iterator[LiveServer]:
+    server = LiveServer(env_overrides=env)
+    server.setup()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
 @pytest.fixture(scope="session")
 def live_server_proc() -> Iterator[LiveServer]:
     """One daphne worker for the end-to-end tests (a long hold: calls block until answered)."""
-    server = LiveServer(env_overrides={"HOOKBRIDGE_MAX_HOLD": "120", "HOOKBRIDGE_PROGRESS_INTERVAL": "0.3"})
-    server.setup()
-    yield server
-    server.close()
+    yield from _serve(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
 
 
 @pytest.fixture(scope="session")
 def short_hold_server() -> Iterator[LiveServer]:
     """A worker that gives up holding a call without a progress token after 1.5 s."""
-    server = LiveServer(env_overrides={"HOOKBRIDGE_MAX_HOLD": "1.5", "HOOKBRIDGE_PROGRESS_INTERVAL": "0.3"})
-    server.setup()
-    yield server
-    server.close()
+    yield from _serve(HOOKBRIDGE_MAX_HOLD="1.5", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
 
 
 @pytest.fixture(scope="session")
 def timeout_server() -> Iterator[LiveServer]:
     """A worker whose questions time out after 1.5 s."""
-    server = LiveServer(env_overrides={"HOOKBRIDGE_QUESTION_TIMEOUT": "1.5", "HOOKBRIDGE_MAX_HOLD": "60"})
-    server.setup()
-    yield server
-    server.close()
+    yield from _serve(HOOKBRIDGE_QUESTION_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
