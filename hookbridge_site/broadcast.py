@@ -24,6 +24,7 @@ DASHBOARD_GROUP = "dashboard"
 
 _server_loop: asyncio.AbstractEventLoop | None = None
 _server_thread: int | None = None
+_in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
 
 def bind_server_loop() -> None:
@@ -49,7 +50,9 @@ def send(group: str, message: dict[str, Any]) -> None:
             logger.warning("Could not send %s to group %s", message.get("type"), group, exc_info=True)
         return
     if threading.get_ident() == _server_thread:
-        loop.create_task(layer.group_send(group, message))
+        task = loop.create_task(layer.group_send(group, message))
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
         return
     try:
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)

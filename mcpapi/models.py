@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 
 from django.db import models
 from django.utils import timezone
 
 TOKEN_PREFIX = "hb_"
+LAST_USED_PRECISION = timedelta(minutes=1)
 
 
 def digest(raw_token: str) -> str:
@@ -68,9 +70,13 @@ class AgentToken(models.Model):
         if not raw_token:
             return None
         token = cls.objects.active().filter(token_hash=digest(raw_token)).first()
-        if token is not None:
-            # One UPDATE, not a save(): concurrent calls must not overwrite other fields.
-            cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        if token is None:
+            return None
+        now = timezone.now()
+        if token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION:
+            # At most once a minute: every /mcp request authenticates, and a write
+            # per request would queue behind answers for SQLite's write lock.
+            cls.objects.filter(pk=token.pk).update(last_used_at=now)
         return token
 
     def revoke(self) -> None:

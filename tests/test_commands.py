@@ -57,3 +57,12 @@ def test_bootstrap_local_prints_a_login_a_token_and_the_claude_command(db: None,
     third = run("bootstrap_local", "--url", "http://127.0.0.1:8123", "--credentials", credentials)
     assert f"Bearer {token}" not in third
     assert AgentToken.objects.active().count() == 1
+
+
+def test_a_token_records_its_last_use_at_most_once_a_minute(db: None) -> None:
+    token, raw = AgentToken.issue("bot")
+    assert AgentToken.authenticate(raw) is not None
+    first = AgentToken.objects.get(pk=token.pk).last_used_at
+    assert first is not None
+    AgentToken.authenticate(raw)
+    assert AgentToken.objects.get(pk=token.pk).last_used_at == first
