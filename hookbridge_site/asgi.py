@@ -16,16 +16,16 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from hookbridge_site import broadcast  # noqa: E402
-from mcpapi.http import MCPMount  # noqa: E402
+from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
 from questions.routing import websocket_urlpatterns  # noqa: E402
 
-mcp_app = MCPMount(build_http_app)
+mcp_app = MCPRouter(build_http_app)
 
 
 async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     broadcast.bind_server_loop()
-    if scope["path"] == "/mcp":
+    if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)
     else:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]

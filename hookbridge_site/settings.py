@@ -180,6 +180,14 @@ WHITENOISE_USE_FINDERS = True
 HOOKBRIDGE_PROGRESS_INTERVAL = required_seconds("HOOKBRIDGE_PROGRESS_INTERVAL", 30.0)
 HOOKBRIDGE_MAX_HOLD = required_seconds("HOOKBRIDGE_MAX_HOLD", 240.0)
 HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
+# The Ask-Me set times out as the original server does; "none" falls back to the server default.
+HOOKBRIDGE_ASKME_TIMEOUT = (
+    env_seconds("HOOKBRIDGE_ASKME_TIMEOUT", 300.0)
+    if os.environ.get("HOOKBRIDGE_ASKME_TIMEOUT", "").strip().lower() != "none"
+    else HOOKBRIDGE_QUESTION_TIMEOUT
+)
+# The tool sets /mcp serves; /mcp/<set>+<set> picks others (validated when the app loads).
+HOOKBRIDGE_DEFAULT_TOOLSETS = env.str("HOOKBRIDGE_DEFAULT_TOOLSETS", default="maxsim")
 # How long one wait on the channel layer lasts before the row is read again: the
 # most a lost wake-up message can delay an answer.
 HOOKBRIDGE_WAIT_SLICE = required_seconds("HOOKBRIDGE_WAIT_SLICE", 2.0)

@@ -6,3 +6,14 @@ from django.apps import AppConfig
 class McpapiConfig(AppConfig):
     name = "mcpapi"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.conf import settings
+        from django.core.exceptions import ImproperlyConfigured
+
+        from mcpapi import toolsets
+
+        try:
+            toolsets.parse(settings.HOOKBRIDGE_DEFAULT_TOOLSETS)
+        except toolsets.UnknownToolset as exc:
+            raise ImproperlyConfigured(f"HOOKBRIDGE_DEFAULT_TOOLSETS: {exc}") from None

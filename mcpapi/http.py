@@ -1,4 +1,4 @@
-"""The /mcp mount: the SDK's Starlette app, run inside daphne.
+"""The /mcp mounts: the SDK's Starlette apps, run inside daphne, one per combination of tool sets.
 
 Daphne does not speak the ASGI lifespan protocol, so the SDK's session manager
 never gets its `run()` context from Starlette. We hold that context open in one
@@ -25,7 +25,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpapi import calls
+from mcpapi import calls, toolsets
 from mcpapi.models import AgentToken
 
 logger = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class MCPMount:
-    """ASGI app for /mcp that keeps the SDK's session manager running."""
+    """One SDK app, with its session manager kept running in a task of its own."""
 
     def __init__(self, build: Callable[[], tuple[ASGIApp, Any]]) -> None:
         self._build = build
@@ -51,7 +51,6 @@ class MCPMount:
             self._ready, self._stop = asyncio.Event(), asyncio.Event()
             self._app, self._session_manager = self._build()
             self._runner = asyncio.get_running_loop().create_task(self._run(), name="mcp-session-manager")
-            self._install_shutdown_trigger()
         await self._ready.wait()
         assert self._app is not None
         return self._app
@@ -70,8 +69,6 @@ class MCPMount:
             logger.info("MCP session manager stopped")
 
     async def shutdown(self) -> None:
-        """Stop the session manager; in-flight tool calls are cancelled and left pending."""
-        calls.shutting_down.set()
         if self._stop is not None:
             self._stop.set()
         if self._runner is not None:
@@ -82,9 +79,37 @@ class MCPMount:
             except Exception:
                 logger.debug("runner ended with an error during shutdown", exc_info=True)
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = await self._ensure_running()
+        await app(scope, receive, send)
+
+
+class MCPRouter:
+    """Routes /mcp and /mcp/<set>+<set> to the mount serving exactly those tool sets.
+
+    Also the one place every /mcp POST passes first: it caps the body and routes
+    the handshake era's cancellations (see the module docstring).
+    """
+
+    def __init__(self, build: Callable[[tuple[str, ...]], tuple[ASGIApp, Any]]) -> None:
+        self._build = build
+        self._mounts: dict[tuple[str, ...], MCPMount] = {}
+        self._trigger_installed = False
+
+    def _mount(self, sets: tuple[str, ...]) -> MCPMount:
+        if sets not in self._mounts:
+            self._mounts[sets] = MCPMount(lambda: self._build(sets))
+            self._install_shutdown_trigger()
+        return self._mounts[sets]
+
+    async def shutdown(self) -> None:
+        """Stop every session manager; in-flight tool calls are cancelled and left pending."""
+        calls.shutting_down.set()
+        await asyncio.gather(*(mount.shutdown() for mount in self._mounts.values()))
+
     def _install_shutdown_trigger(self) -> None:
         # Only under daphne: importing the reactor anywhere else would install one.
-        if "twisted.internet.reactor" not in sys.modules:
+        if self._trigger_installed or "twisted.internet.reactor" not in sys.modules:
             return
         from twisted.internet import defer
         from twisted.internet import reactor as _reactor
@@ -95,9 +120,16 @@ class MCPMount:
             return defer.Deferred.fromFuture(asyncio.ensure_future(self.shutdown()))
 
         reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)
+        self._trigger_installed = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        app = await self._ensure_running()
+        path = scope["path"].rstrip("/")
+        spec = path[len("/mcp/") :] if path.startswith("/mcp/") else settings.HOOKBRIDGE_DEFAULT_TOOLSETS
+        try:
+            sets = toolsets.parse(spec)
+        except toolsets.UnknownToolset as exc:
+            await _send_json(send, 404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)})
+            return
         if scope["type"] == "http" and scope["method"] == "POST":
             body = await _read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
             if body is None:
@@ -105,7 +137,9 @@ class MCPMount:
                 return
             await _route_cancellation(scope, body)
             receive = _replay(body, receive)
-        await app(scope, receive, send)
+        # Every mount's app serves its endpoint at /mcp.
+        scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
+        await self._mount(sets)(scope, receive, send)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

@@ -21,6 +21,7 @@ def question_json(question: Question) -> dict[str, Any]:
         "kind": question.kind,
         "question": question.text,
         "options": question.options,
+        "payload": question.payload,
         "allowFreeText": question.allow_free_text,
         "asker": question.asker_name,
         "status": question.status,
@@ -29,9 +30,16 @@ def question_json(question: Question) -> dict[str, Any]:
     }
     if question.status == Status.CANCELLED:
         data["cancelReason"] = question.cancel_reason
+        if question.dismissed_by:
+            data["dismissedBy"] = question.dismissed_by
     answer = getattr(question, "answer", None) if question.status == Status.ANSWERED else None
     data["answer"] = (
-        {"text": answer.text, "answeredBy": answer.answered_by, "answeredAt": answer.created_at.isoformat()}
+        {
+            "text": answer.text,
+            "data": answer.data,
+            "answeredBy": answer.answered_by,
+            "answeredAt": answer.created_at.isoformat(),
+        }
         if answer
         else None
     )
@@ -73,8 +81,8 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
         pk = uuid.UUID(question_id)
     except ValueError:
         return _bad("questionId", f"{question_id!r} is not a question id")
-    if not isinstance(answer, str):
-        return _bad("answer", "is required and must be a string")
+    if not isinstance(answer, str | dict):
+        return _bad("answer", "is required: text, or an object for structured kinds")
 
     question = Question.objects.filter(pk=pk).first()
     if question is None:
@@ -90,4 +98,18 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
             {"error": str(exc), "answeredBy": answered_by, "question": question_json(resolved)}, status=409
         )
     question = Question.objects.select_related("answer").get(pk=pk)
+    return JsonResponse(question_json(question))
+
+
+@csrf_exempt
+@require_POST
+@token_required
+def dismiss(request: TokenRequest, question_id: uuid.UUID) -> JsonResponse:
+    question = Question.objects.filter(pk=question_id).first()
+    if question is None:
+        return JsonResponse({"error": f"no question {question_id}"}, status=404)
+    try:
+        question.dismiss(by=request.agent_token.name)
+    except AlreadyResolved as exc:
+        return JsonResponse({"error": str(exc), "question": question_json(exc.question)}, status=409)
     return JsonResponse(question_json(question))

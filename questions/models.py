@@ -18,6 +18,9 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from mcpapi.models import AgentToken
+from questions.kinds import InvalidAnswer, Reply, reply_from_value
+
+__all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "Status"]
 
 
 class Status(models.TextChoices):
@@ -30,16 +33,20 @@ class Status(models.TextChoices):
 class CancelReason(models.TextChoices):
     CLIENT_DISCONNECTED = "client_disconnected", "Client disconnected"
     CLIENT_CANCELLED = "client_cancelled", "Client cancelled the request"
+    DISMISSED = "dismissed", "Dismissed by a person"
+
+
+class Kind(models.TextChoices):
+    QUESTION = "question", "Question"
+    ONE_QUESTION = "one-question", "Open question"
+    MULTIPLE_CHOICE = "multiple-choice", "Multiple choice"
+    HYPOTHESIS = "hypothesis", "Hypotheses to rate"
+    CHOOSE_NEXT = "choose-next", "Choose what comes next"
+    HELP = "help", "Blocked agent"
 
 
 class QuestionError(Exception):
     """A request about a question that cannot be carried out; the message says why."""
-
-
-class InvalidAnswer(QuestionError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 class AlreadyResolved(QuestionError):
@@ -53,9 +60,11 @@ ANSWERABLE = models.Q(status=Status.PENDING) | models.Q(
 )
 
 
-def fingerprint(kind: str, text: str, options: list[dict[str, Any]], allow_free_text: bool) -> str:
+def fingerprint(
+    kind: str, text: str, options: list[dict[str, Any]], allow_free_text: bool, payload: dict[str, Any]
+) -> str:
     """What makes two questions "the very same question" for re-attaching."""
-    canonical = json.dumps([kind, text, options, allow_free_text], sort_keys=True, ensure_ascii=False)
+    canonical = json.dumps([kind, text, options, allow_free_text, payload], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -69,10 +78,14 @@ class QuestionQuerySet(models.QuerySet["Question"]):
 
 class Question(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(max_length=32, default="question")
+    kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.QUESTION)
     text = models.TextField("question")
     options = models.JSONField(default=list, blank=True)
     allow_free_text = models.BooleanField(default=True)
+    # What the kind needs beyond the text: sub-questions, hypotheses, a title...
+    payload = models.JSONField(default=dict, blank=True)
+    # Seconds from creation after which an unanswered question times out (None: never).
+    timeout_seconds = models.FloatField(null=True, blank=True)
     asker = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
     # Kept apart from the token so history still names the asker after the token is deleted.
     asker_name = models.CharField(max_length=100)
@@ -84,6 +97,7 @@ class Question(models.Model):
     # When the outcome was handed back to the agent; an answer with no delivery
     # is handed over when the same agent asks the same question again.
     delivered_at = models.DateTimeField(null=True, blank=True)
+    dismissed_by = models.CharField(max_length=150, blank=True)
 
     objects = QuestionQuerySet.as_manager()
 
@@ -114,6 +128,8 @@ class Question(models.Model):
             answer = getattr(self, "answer", None)
             who = answer.answered_by if answer else "someone"
             return f"Question {self.pk} was already answered by {who}."
+        if self.status == Status.CANCELLED and self.cancel_reason == CancelReason.DISMISSED:
+            return f"Question {self.pk} was dismissed by {self.dismissed_by or 'a person'}."
         if self.status == Status.CANCELLED:
             return f"Question {self.pk} was cancelled ({self.get_cancel_reason_display().lower()})."
         if self.status == Status.TIMED_OUT:
@@ -129,7 +145,9 @@ class Question(models.Model):
         text: str,
         options: list[dict[str, Any]],
         allow_free_text: bool = True,
-        kind: str = "question",
+        kind: str = Kind.QUESTION,
+        payload: dict[str, Any] | None = None,
+        timeout_seconds: float | None = None,
     ) -> tuple[Question, bool]:
         """Create a pending question, or re-attach to the same asker's identical one.
 
@@ -140,7 +158,8 @@ class Question(models.Model):
         """
         from questions import live
 
-        key = fingerprint(kind, text, options, allow_free_text)
+        payload = payload or {}
+        key = fingerprint(kind, text, options, allow_free_text, payload)
         # Atomic so the look-up and the create/revive cannot interleave with a
         # concurrent identical ask from the same agent into two new rows.
         with transaction.atomic():
@@ -165,6 +184,8 @@ class Question(models.Model):
                 text=text,
                 options=options,
                 allow_free_text=allow_free_text,
+                payload=payload,
+                timeout_seconds=timeout_seconds,
                 asker=asker,
                 asker_name=asker_name,
                 fingerprint=key,
@@ -172,30 +193,12 @@ class Question(models.Model):
             transaction.on_commit(lambda: live.question_asked(question.pk), robust=True)
         return question, False
 
-    def clean_answer(self, text: str | None, option: str | None) -> tuple[str, str | None]:
-        """Check an answer against this question; returns (answer text, chosen option)."""
-        if option is not None and option != "":
-            if option not in self.option_values():
-                raise InvalidAnswer("option", f"'{option}' is not one of this question's options.")
-            return option, option
-        text = (text or "").strip()
-        if not text:
-            raise InvalidAnswer("answer", "The answer is empty.")
-        if len(text) > settings.HOOKBRIDGE_MAX_ANSWER_LENGTH:
-            raise InvalidAnswer(
-                "answer", f"The answer is longer than {settings.HOOKBRIDGE_MAX_ANSWER_LENGTH} characters."
-            )
-        if text in self.option_values():
-            return text, text
-        if not self.allow_free_text:
-            raise InvalidAnswer("answer", "This question only accepts one of its options.")
-        return text, None
-
     def record_answer(
         self,
-        text: str | None = None,
+        text: Any = None,
         *,
         option: str | None = None,
+        reply: Reply | None = None,
         by_user: Any = None,
         by_token: AgentToken | None = None,
         source: str = "dashboard",
@@ -207,7 +210,8 @@ class Question(models.Model):
         """
         from questions import live
 
-        answer_text, chosen = self.clean_answer(text, option)
+        if reply is None:
+            reply = reply_from_value(self, text, option)
         if by_user is not None and by_user.is_authenticated:
             answered_by = by_user.get_username()
         elif by_token is not None:
@@ -231,8 +235,9 @@ class Question(models.Model):
                 raise AlreadyResolved(self)
             answer = Answer.objects.create(
                 question=self,
-                text=answer_text,
-                option=chosen or "",
+                text=reply.text,
+                data=reply.data,
+                option=reply.option,
                 answered_by=answered_by,
                 answered_by_user=by_user if by_user is not None and by_user.is_authenticated else None,
                 answered_by_token=by_token,
@@ -243,24 +248,32 @@ class Question(models.Model):
             transaction.on_commit(lambda: live.question_resolved(self.pk), robust=True)
         return answer
 
-    def _finish(self, status: Status, cancel_reason: str = "") -> bool:
+    def _finish(self, among: models.Q, **changes: Any) -> bool:
+        """Move the question out of `among` with `changes`; False when something else got there first."""
         from questions import live
 
+        # Atomic so the wake-up is only sent once the change is visible to the re-read.
         with transaction.atomic():
-            changed = Question.objects.filter(pk=self.pk, status=Status.PENDING).update(
-                status=status, cancel_reason=cancel_reason, resolved_at=timezone.now()
-            )
+            changed = Question.objects.filter(among, pk=self.pk).update(resolved_at=timezone.now(), **changes)
             if changed:
                 transaction.on_commit(lambda: live.question_resolved(self.pk), robust=True)
         self.refresh_from_db()
         return bool(changed)
 
+    def dismiss(self, by: str) -> None:
+        """A person declines to answer; the agent is told to go on by its own judgement."""
+        dismissed = self._finish(
+            ANSWERABLE, status=Status.CANCELLED, cancel_reason=CancelReason.DISMISSED, dismissed_by=by
+        )
+        if not dismissed:
+            raise AlreadyResolved(self)
+
     def cancel(self, reason: CancelReason) -> bool:
         """Cancel if still pending; False when something else resolved it first."""
-        return self._finish(Status.CANCELLED, reason)
+        return self._finish(models.Q(status=Status.PENDING), status=Status.CANCELLED, cancel_reason=reason)
 
     def time_out(self) -> bool:
-        return self._finish(Status.TIMED_OUT)
+        return self._finish(models.Q(status=Status.PENDING), status=Status.TIMED_OUT)
 
     def mark_delivered(self) -> None:
         Question.objects.filter(pk=self.pk, delivered_at__isnull=True).update(delivered_at=timezone.now())
@@ -274,10 +287,9 @@ class Answer(models.Model):
     question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="answer")
     text = models.TextField()
     option = models.CharField(max_length=200, blank=True, help_text="The chosen option's value, if any.")
+    data = models.JSONField(default=dict, blank=True, help_text="The structured answer, as the agent gets it.")
     answered_by = models.CharField(max_length=150)
-    answered_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
+    answered_by_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     answered_by_token = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
     source = models.CharField(max_length=16, default="dashboard")
     created_at = models.DateTimeField(default=timezone.now)

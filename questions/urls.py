@@ -8,8 +8,11 @@ app_name = "questions"
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("questions/<uuid:question_id>/", views.detail, name="detail"),
     path("questions/<uuid:question_id>/answer", views.answer, name="answer"),
+    path("questions/<uuid:question_id>/dismiss", views.dismiss, name="dismiss"),
     path("history/", views.history, name="history"),
     path("api/questions", api.question_list, name="api-questions"),
     path("api/mcp-answer", api.mcp_answer, name="api-answer"),
+    path("api/questions/<uuid:question_id>/dismiss", api.dismiss, name="api-dismiss"),
 ]

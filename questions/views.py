@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
 from lifecycle.models import LifecycleEvent
+from questions.kinds import AGREEMENT_SCALE, reply_from_form
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 
 
@@ -23,11 +24,13 @@ class HtmxHttpRequest(HttpRequest):
 @login_required
 def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     pending = list(Question.objects.pending())
-    return render(
-        request,
-        "questions/dashboard.html",
-        {"pending": pending, "pending_count": len(pending), "last_event": LifecycleEvent.latest()},
-    )
+    context = {
+        "pending": pending,
+        "pending_count": len(pending),
+        "last_event": LifecycleEvent.latest(),
+        "scale": AGREEMENT_SCALE,
+    }
+    return render(request, "questions/dashboard.html", context)
 
 
 @require_POST
@@ -35,16 +38,10 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
 def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     question = get_object_or_404(Question, pk=question_id)
     try:
-        question.record_answer(
-            request.POST.get("answer"), option=request.POST.get("option"), by_user=request.user
-        )
+        question.record_answer(reply=reply_from_form(question, request.POST), by_user=request.user)
     except InvalidAnswer as exc:
-        return render(
-            request,
-            "questions/dashboard.html#question-card",
-            {"question": question, "error": str(exc)},
-            status=422,
-        )
+        context = {"question": question, "error": str(exc), "scale": AGREEMENT_SCALE}
+        return render(request, "questions/dashboard.html#question-card", context, status=422)
     except AlreadyResolved as exc:
         return render(
             request,
@@ -54,6 +51,26 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
         )
     # The card goes; the toast says where the answer went.
     return render(request, "questions/dashboard.html#answer-sent", {"question": question})
+
+
+@require_POST
+@login_required
+def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
+    question = get_object_or_404(Question, pk=question_id)
+    try:
+        question.dismiss(by=request.user.get_username())
+    except AlreadyResolved as exc:
+        context = {"question": exc.question, "message": str(exc)}
+        return render(request, "questions/dashboard.html#question-closed", context, status=409)
+    return render(request, "questions/dashboard.html#dismissed", {"question": question})
+
+
+@require_GET
+@login_required
+def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
+    """One question: answerable while pending, otherwise what became of it and why."""
+    question = get_object_or_404(Question.objects.select_related("answer"), pk=question_id)
+    return render(request, "questions/detail.html", {"question": question, "scale": AGREEMENT_SCALE})
 
 
 @require_GET

@@ -38,7 +38,6 @@ class WaitPolicy:
     slice_seconds: float
     max_hold: float | None  # None: hold as long as it takes (progress keeps the call alive)
     progress_interval: float | None  # None: the caller asked for no progress
-    question_timeout: float | None
 
     @classmethod
     def from_settings(cls, *, with_progress: bool) -> WaitPolicy:
@@ -46,7 +45,6 @@ class WaitPolicy:
             slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE,
             max_hold=None if with_progress else settings.HOOKBRIDGE_MAX_HOLD,
             progress_interval=settings.HOOKBRIDGE_PROGRESS_INTERVAL if with_progress else None,
-            question_timeout=settings.HOOKBRIDGE_QUESTION_TIMEOUT,
         )
 
 
@@ -102,9 +100,11 @@ async def wait_for_resolution(
                 return question
             now = loop.time()
             waited = now - started
-            if policy.question_timeout is not None:
-                age = (timezone.now() - question.created_at).total_seconds()
-                if age >= policy.question_timeout:
+            # The question's own timeout, fixed when it was asked (server or tool-set default).
+            time_left = None
+            if question.timeout_seconds is not None:
+                time_left = question.timeout_seconds - (timezone.now() - question.created_at).total_seconds()
+                if time_left <= 0:
                     await _time_out(question)
                     continue  # re-read: an answer may have won the race
             if policy.max_hold is not None and waited >= policy.max_hold:
@@ -120,9 +120,8 @@ async def wait_for_resolution(
                 timeout = min(timeout, policy.max_hold - waited)
             if policy.progress_interval is not None:
                 timeout = min(timeout, policy.progress_interval - (now - last_progress))
-            if policy.question_timeout is not None:
-                age = (timezone.now() - question.created_at).total_seconds()
-                timeout = min(timeout, policy.question_timeout - age)
+            if time_left is not None:
+                timeout = min(timeout, time_left)
             try:
                 message = await asyncio.wait_for(layer.receive(channel), max(timeout, 0.01))
             except TimeoutError:

@@ -87,9 +87,7 @@ class LiveServer:
             for name in ("agent-a", "agent-b"):
                 self.tokens[name] = _manage(env, "create_token", name).strip().splitlines()[-1]
             env["DJANGO_SUPERUSER_PASSWORD"] = PASSWORD
-            _manage(
-                env, "createsuperuser", "--noinput", "--username", self.username, "--email", "a@example.com"
-            )
+            _manage(env, "createsuperuser", "--noinput", "--username", self.username, "--email", "a@example.com")
         self.start()
 
     def start(self) -> None:
@@ -167,9 +165,7 @@ class LiveServer:
             response.raise_for_status()
             return list(response.json()["questions"])
 
-    async def wait_for_question(
-        self, text: str, status: str = "pending", timeout: float = 15
-    ) -> dict[str, Any]:
+    async def wait_for_question(self, text: str, status: str = "pending", timeout: float = 15) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for question in await self.questions():
@@ -178,13 +174,9 @@ class LiveServer:
             await asyncio.sleep(0.05)
         raise AssertionError(f"no {status} question {text!r} appeared; server log:\n{self.log()[-3000:]}")
 
-    async def answer_via_api(
-        self, question_id: str, answer: str, token_name: str = "agent-b"
-    ) -> httpx2.Response:
+    async def answer_via_api(self, question_id: str, answer: str, token_name: str = "agent-b") -> httpx2.Response:
         async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
-            return await http.post(
-                f"{self.url}/api/mcp-answer", json={"questionId": question_id, "answer": answer}
-            )
+            return await http.post(f"{self.url}/api/mcp-answer", json={"questionId": question_id, "answer": answer})
 
     @asynccontextmanager
     async def login(self) -> AsyncIterator[httpx2.AsyncClient]:
@@ -208,9 +200,7 @@ class LiveServer:
         return "; ".join(f"{name}={value}" for name, value in http.cookies.items())
 
     @asynccontextmanager
-    async def dashboard_socket(
-        self, http: httpx2.AsyncClient | None = None
-    ) -> AsyncIterator[ClientConnection]:
+    async def dashboard_socket(self, http: httpx2.AsyncClient | None = None) -> AsyncIterator[ClientConnection]:
         """The dashboard's WebSocket, as the logged-in browser `http` (anonymous without it)."""
         headers = {"Cookie": self.cookie_header(http)} if http is not None else {}
         async with websockets.connect(

@@ -70,7 +70,4 @@ def test_it_only_takes_post(logged_in: Client, question: Question) -> None:
 
 
 def test_it_404s_for_an_unknown_question(logged_in: Client, db: None) -> None:
-    assert (
-        logged_in.post("/questions/5f0c1c5e-4a7e-4c43-9d4c-000000000000/answer", {"answer": "x"}).status_code
-        == 404
-    )
+    assert logged_in.post("/questions/5f0c1c5e-4a7e-4c43-9d4c-000000000000/answer", {"answer": "x"}).status_code == 404

@@ -73,9 +73,7 @@ async def test_a_question_arrives_live_and_a_click_answers_the_agent(
     await expect(page.locator(".toast", has_text="Answer sent to agent-a")).to_be_visible()
 
 
-async def test_a_free_text_answer_and_the_history_page(
-    live_server_proc: LiveServer, browser: Browser
-) -> None:
+async def test_a_free_text_answer_and_the_history_page(live_server_proc: LiveServer, browser: Browser) -> None:
     page = await browser.new_page()
     await log_in(page, live_server_proc)
     text = "What should the release be called?"
@@ -100,9 +98,7 @@ async def test_a_free_text_answer_and_the_history_page(
     await expect(row).to_contain_text("Answered")
 
 
-async def test_a_status_bar_follows_lifecycle_events_live(
-    live_server_proc: LiveServer, browser: Browser
-) -> None:
+async def test_a_status_bar_follows_lifecycle_events_live(live_server_proc: LiveServer, browser: Browser) -> None:
     page = await browser.new_page()
     await log_in(page, live_server_proc)
     async with live_server_proc.mcp("legacy") as client:

@@ -45,9 +45,7 @@ def test_bootstrap_local_prints_a_login_a_token_and_the_claude_command(db: None,
     token = next(line for line in first.splitlines() if line.startswith("Agent token")).split(": ")[1]
     assert AgentToken.authenticate(token) is not None
     url = "http://127.0.0.1:8123/mcp"
-    assert (
-        f'claude mcp add --transport http hookbridge {url} --header "Authorization: Bearer {token}"' in first
-    )
+    assert f'claude mcp add --transport http hookbridge {url} --header "Authorization: Bearer {token}"' in first
 
     second = run("bootstrap_local", "--url", "http://127.0.0.1:8123", "--credentials", credentials)
     assert f"Bearer {token}" in second and password in second

@@ -27,9 +27,7 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer hb_not-a-real-token", "Basic YWxpY2U6cHc="])
-async def test_mcp_refuses_a_missing_or_wrong_token(
-    live_server_proc: LiveServer, authorization: str | None
-) -> None:
+async def test_mcp_refuses_a_missing_or_wrong_token(live_server_proc: LiveServer, authorization: str | None) -> None:
     headers = dict(MCP_HEADERS)
     if authorization:
         headers["Authorization"] = authorization
@@ -120,11 +118,7 @@ async def test_a_bad_argument_gets_an_error_naming_it_and_writes_nothing(
 
 async def test_an_oversized_body_is_refused(live_server_proc: LiveServer) -> None:
     headers = {**live_server_proc.auth(), **MCP_HEADERS}
-    body = (
-        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "'
-        + b"x" * (2 * 1024 * 1024)
-        + b'"}}'
-    )
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * (2 * 1024 * 1024) + b'"}}'
     async with httpx2.AsyncClient(headers=headers) as http:
         response = await http.post(
             f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
@@ -164,9 +158,7 @@ async def test_lifecycle_events_and_phase_status_round_trip(live_server_proc: Li
     [{"Host": "evil.example"}, {"Origin": "http://evil.example"}],
     ids=["foreign host", "foreign origin"],
 )
-async def test_mcp_refuses_a_foreign_host_or_origin(
-    live_server_proc: LiveServer, headers: dict[str, str]
-) -> None:
+async def test_mcp_refuses_a_foreign_host_or_origin(live_server_proc: LiveServer, headers: dict[str, str]) -> None:
     """DNS-rebinding protection: a page on another site cannot drive a local server."""
     async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS, **headers}) as http:
         response = await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)

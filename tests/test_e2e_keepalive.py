@@ -20,9 +20,7 @@ async def test_it_sends_progress_notifications_while_waiting(live_server_proc: L
         seen.append((progress, message))
 
     async with live_server_proc.mcp(mode) as client:
-        call = asyncio.create_task(
-            client.call_tool("ask_question", {"question": text}, progress_callback=on_progress)
-        )
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}, progress_callback=on_progress))
         question = await live_server_proc.wait_for_question(text)
         await asyncio.sleep(1.5)  # the interval is 0.3 s on this server
         await live_server_proc.answer_via_api(question["id"], "alive")
@@ -50,9 +48,7 @@ async def test_without_a_progress_token_it_returns_still_pending_and_wait_for_an
         question = await short_hold_server.wait_for_question(text)
         assert question["id"] == pending["questionId"]
 
-        waiting = asyncio.create_task(
-            client.call_tool("wait_for_answer", {"question_id": pending["questionId"]})
-        )
+        waiting = asyncio.create_task(client.call_tool("wait_for_answer", {"question_id": pending["questionId"]}))
         await asyncio.sleep(0.3)
         await short_hold_server.answer_via_api(question["id"], "worth the wait")
         result = await asyncio.wait_for(waiting, 10)
@@ -65,9 +61,7 @@ async def test_wait_for_answer_refuses_another_tokens_question(short_hold_server
         held = await client.call_tool("ask_question", {"question": text})
     assert held.structured_content is not None
     async with short_hold_server.mcp("legacy", token_name="agent-b") as other:
-        result = await other.call_tool(
-            "wait_for_answer", {"question_id": held.structured_content["questionId"]}
-        )
+        result = await other.call_tool("wait_for_answer", {"question_id": held.structured_content["questionId"]})
     assert result.is_error
     assert "question_id" in text_of(result)
 

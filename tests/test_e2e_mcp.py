@@ -15,9 +15,7 @@ pytestmark = [pytest.mark.e2e]
 ERAS = ["legacy", "2026-07-28"]
 
 
-async def ask_in_background(
-    server: LiveServer, mode: str, arguments: dict[str, Any], **kw: Any
-) -> asyncio.Task[Any]:
+async def ask_in_background(server: LiveServer, mode: str, arguments: dict[str, Any], **kw: Any) -> asyncio.Task[Any]:
     async def call() -> Any:
         async with server.mcp(mode, **kw) as client:
             return await client.call_tool("ask_question", arguments)

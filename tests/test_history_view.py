@@ -10,9 +10,7 @@ def make(token: AgentToken, text: str) -> Question:
     return Question.ask(asker=token, asker_name=token.name, text=text, options=[])[0]
 
 
-def test_it_lists_answered_cancelled_and_timed_out_questions(
-    logged_in: Client, agent: tuple[AgentToken, str]
-) -> None:
+def test_it_lists_answered_cancelled_and_timed_out_questions(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
     token = agent[0]
     make(token, "Answered one?").record_answer("Yes indeed", by_token=token)
     make(token, "Cancelled one?").cancel(CancelReason.CLIENT_DISCONNECTED)

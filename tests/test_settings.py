@@ -12,9 +12,7 @@ from tests.live import ROOT
 
 
 def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
-    clean = {
-        k: v for k, v in os.environ.items() if not k.startswith(("HOOKBRIDGE_", "DATABASE_URL", "REDIS_URL"))
-    }
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("HOOKBRIDGE_", "DATABASE_URL", "REDIS_URL"))}
     clean.update(env)
     code = (
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='hookbridge_site.settings'; django.setup();"

@@ -62,9 +62,7 @@ async def test_a_dashboard_on_one_worker_sees_questions_and_events_from_the_othe
         async with worker_a.mcp("legacy") as client:
             call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
             await receive_until(dashboard, text)
-            await client.call_tool(
-                "submit_lifecycle_event", {"event_type": "verification-started", "phase_name": "QA"}
-            )
+            await client.call_tool("submit_lifecycle_event", {"event_type": "verification-started", "phase_name": "QA"})
             bar = await receive_until(dashboard, 'id="status-bar"')
             assert "Verification started" in bar and "QA" in bar
             question = await worker_a.wait_for_question(text)

@@ -20,16 +20,15 @@ def policy(**overrides: float | None) -> WaitPolicy:
         "slice_seconds": 0.2,
         "max_hold": 10,
         "progress_interval": None,
-        "question_timeout": None,
     }
     fields.update(overrides)
     return WaitPolicy(**fields)  # type: ignore[arg-type]
 
 
 @database_sync_to_async
-def ask(text: str = "Wait for me?") -> Question:
+def ask(text: str = "Wait for me?", timeout_seconds: float | None = None) -> Question:
     token, _ = AgentToken.issue("agent-a")
-    return Question.ask(asker=token, asker_name="agent-a", text=text, options=[])[0]
+    return Question.ask(asker=token, asker_name="agent-a", text=text, options=[], timeout_seconds=timeout_seconds)[0]
 
 
 @database_sync_to_async
@@ -71,22 +70,20 @@ async def test_it_gives_back_a_pending_question_when_the_hold_runs_out() -> None
 
 
 async def test_it_times_the_question_out() -> None:
-    question = await ask()
-    resolved = await asyncio.wait_for(wait_for_resolution(question.pk, policy(question_timeout=0.5)), 3)
+    question = await ask(timeout_seconds=0.5)
+    resolved = await asyncio.wait_for(wait_for_resolution(question.pk, policy()), 3)
     assert resolved.status == Status.TIMED_OUT
 
 
 async def test_it_reports_progress_at_the_interval() -> None:
-    question = await ask()
+    question = await ask(timeout_seconds=1.1)
     reports: list[tuple[float, str]] = []
 
     async def progress(elapsed: float, message: str) -> None:
         reports.append((elapsed, message))
 
     resolved = await asyncio.wait_for(
-        wait_for_resolution(
-            question.pk, policy(max_hold=None, progress_interval=0.2, question_timeout=1.1), progress=progress
-        ),
+        wait_for_resolution(question.pk, policy(max_hold=None, progress_interval=0.2), progress=progress),
         5,
     )
     assert resolved.status == Status.TIMED_OUT

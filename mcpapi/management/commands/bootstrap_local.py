@@ -26,9 +26,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="Where the server will listen.")
-        parser.add_argument(
-            "--credentials", default=str(Path(settings.BASE_DIR) / "var" / "local-credentials.json")
-        )
+        parser.add_argument("--credentials", default=str(Path(settings.BASE_DIR) / "var" / "local-credentials.json"))
 
     def handle(self, *args: Any, url: str, credentials: str, **options: Any) -> None:
         path = Path(credentials)
@@ -63,8 +61,5 @@ class Command(BaseCommand):
         out(f"  Admin:     {url}/admin/")
         out("Agent token (bearer): " + raw_token)
         out("Add it to Claude Code:")
-        out(
-            f"  claude mcp add --transport http hookbridge {url}/mcp "
-            f'--header "Authorization: Bearer {raw_token}"'
-        )
+        out(f'  claude mcp add --transport http hookbridge {url}/mcp --header "Authorization: Bearer {raw_token}"')
         out("")

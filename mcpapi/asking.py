@@ -1,0 +1,138 @@
+"""What every asking tool shares: who is calling, asking, waiting, and the result handed back."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
+
+from mcpapi import calls
+from mcpapi.models import AgentToken
+from questions.kinds import result_text
+from questions.models import CancelReason, Kind, Question, Status
+from questions.waiting import WaitPolicy, wait_for_resolution
+
+logger = logging.getLogger(__name__)
+
+
+def caller() -> tuple[AgentToken | None, str]:
+    """The token the request came with (unsaved: only its pk and name are needed)."""
+    access = get_access_token()
+    if access is None:
+        # Only reachable without HTTP auth (in-process use, stdio later).
+        return None, "local agent"
+    name = str((access.claims or {}).get("name", access.client_id))
+    return AgentToken(pk=int(access.client_id), name=name), name
+
+
+def json_result(payload: dict[str, Any], *, text: str | None = None, is_error: bool = False) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text if text is not None else json.dumps(payload, ensure_ascii=False))],
+        structured_content=payload,
+        is_error=is_error,
+    )
+
+
+def outcome(question: Question, tool: str = "the same tool") -> CallToolResult:
+    """The tool result for a question as it now stands; `tool` is the one the agent called."""
+    qid = str(question.pk)
+    if question.status == Status.ANSWERED:
+        data = question.answer.data
+        return json_result(data, text=result_text(question, data))
+    if question.status == Status.PENDING:
+        return json_result(
+            {
+                "status": "pending",
+                "questionId": qid,
+                "message": (
+                    f"No answer yet; question {qid} is still pending on the dashboard "
+                    f"({settings.HOOKBRIDGE_PUBLIC_URL}/). Nothing is lost: to keep waiting, call "
+                    f'wait_for_answer with question_id="{qid}", or call {tool} again with the same '
+                    "arguments (it picks up the same question)."
+                ),
+            }
+        )
+    if question.status == Status.TIMED_OUT:
+        return json_result(
+            {
+                "status": "timed_out",
+                "questionId": qid,
+                "message": (f"No answer came in time: question {qid} timed out. Proceed on your own judgement."),
+            },
+            is_error=True,
+        )
+    if question.cancel_reason == CancelReason.DISMISSED:
+        return json_result(
+            {
+                "status": "dismissed",
+                "questionId": qid,
+                "message": (
+                    f"Your request was dismissed by {question.dismissed_by or 'a person'} without an answer. "
+                    "Do not wait for help on it: proceed on your own judgement."
+                ),
+            }
+        )
+    return json_result(
+        {
+            "status": "cancelled",
+            "questionId": qid,
+            "message": f"Question {qid} was cancelled ({question.get_cancel_reason_display().lower()}).",
+        },
+        is_error=True,
+    )
+
+
+def _has_progress_token(ctx: Context) -> bool:
+    meta = ctx.request_context.meta or {}
+    return meta.get("progress_token") is not None or meta.get("progressToken") is not None
+
+
+async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool: str) -> CallToolResult:
+    """Block until the question is resolved (or the hold runs out) and build the result."""
+    with_progress = _has_progress_token(ctx)
+
+    async def progress(elapsed: float, message: str) -> None:
+        await ctx.report_progress(elapsed, None, message)
+
+    extra_groups = (calls.call_group(asker.pk, ctx.request_id),) if asker is not None else ()
+    final = await wait_for_resolution(
+        question.pk,
+        WaitPolicy.from_settings(with_progress=with_progress),
+        progress=progress if with_progress else None,
+        extra_groups=extra_groups,
+    )
+    if final.status != Status.PENDING:
+        await database_sync_to_async(final.mark_delivered)()
+    return outcome(final, tool)
+
+
+async def ask_and_wait(
+    ctx: Context,
+    *,
+    tool: str,
+    kind: Kind,
+    text: str,
+    options: list[dict[str, Any]] | None = None,
+    allow_free_text: bool = True,
+    payload: dict[str, Any] | None = None,
+    timeout: float | None,
+) -> CallToolResult:
+    asker, asker_name = caller()
+    question, reattached = await database_sync_to_async(Question.ask)(
+        asker=asker,
+        asker_name=asker_name,
+        text=text,
+        options=options or [],
+        allow_free_text=allow_free_text,
+        kind=kind,
+        payload=payload or {},
+        timeout_seconds=timeout,
+    )
+    logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
+    return await wait(question, ctx, asker, tool)
