@@ -18,7 +18,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from mcpapi.models import AgentToken
-from questions.kinds import InvalidAnswer, Reply, reply_from_value
+from questions.kinds import AGREEMENT_SCALE, InvalidAnswer, Reply, reply_from_value
 
 __all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "Status"]
 
@@ -119,6 +119,11 @@ class Question(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == Status.PENDING
+
+    @property
+    def agreement_scale(self) -> list[tuple[int, str]]:
+        """The 7-step scale a hypothesis is rated on (for the card's radio buttons)."""
+        return AGREEMENT_SCALE
 
     def option_values(self) -> list[str]:
         return [str(option["value"]) for option in self.options]

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
 from lifecycle.models import LifecycleEvent
-from questions.kinds import AGREEMENT_SCALE, reply_from_form
+from questions.kinds import reply_from_form
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 
 
@@ -28,7 +28,6 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
         "pending": pending,
         "pending_count": len(pending),
         "last_event": LifecycleEvent.latest(),
-        "scale": AGREEMENT_SCALE,
     }
     return render(request, "questions/dashboard.html", context)
 
@@ -40,7 +39,7 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     try:
         question.record_answer(reply=reply_from_form(question, request.POST), by_user=request.user)
     except InvalidAnswer as exc:
-        context = {"question": question, "error": str(exc), "scale": AGREEMENT_SCALE}
+        context = {"question": question, "error": str(exc)}
         return render(request, "questions/dashboard.html#question-card", context, status=422)
     except AlreadyResolved as exc:
         return render(
@@ -70,7 +69,7 @@ def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
 def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     """One question: answerable while pending, otherwise what became of it and why."""
     question = get_object_or_404(Question.objects.select_related("answer"), pk=question_id)
-    return render(request, "questions/detail.html", {"question": question, "scale": AGREEMENT_SCALE})
+    return render(request, "questions/detail.html", {"question": question})
 
 
 @require_GET

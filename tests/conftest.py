@@ -51,3 +51,9 @@ def short_hold_server() -> Iterator[LiveServer]:
 def timeout_server() -> Iterator[LiveServer]:
     """A worker whose questions time out after 1.5 s."""
     yield from _serve(HOOKBRIDGE_QUESTION_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
+
+
+@pytest.fixture(scope="session")
+def askme_timeout_server() -> Iterator[LiveServer]:
+    """A worker whose Ask-Me questions time out after 1.5 s."""
+    yield from _serve(HOOKBRIDGE_ASKME_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")

@@ -150,11 +150,11 @@ class LiveServer:
         return {"Authorization": f"Bearer {self.tokens[token_name]}"}
 
     @asynccontextmanager
-    async def mcp(self, mode: str = "legacy", token_name: str = "agent-a") -> AsyncIterator[Client]:
+    async def mcp(self, mode: str = "legacy", token_name: str = "agent-a", path: str = "/mcp") -> AsyncIterator[Client]:
         http = httpx2.AsyncClient(headers=self.auth(token_name), timeout=httpx2.Timeout(30, read=120))
         async with (
             http,
-            Client(streamable_http_client(f"{self.url}/mcp", http_client=http), mode=mode) as client,
+            Client(streamable_http_client(f"{self.url}{path}", http_client=http), mode=mode) as client,
         ):
             yield client
 
@@ -164,6 +164,11 @@ class LiveServer:
             response = await http.get(f"{self.url}/api/questions", params=params)
             response.raise_for_status()
             return list(response.json()["questions"])
+
+    async def answer_on_dashboard(self, question_id: str, form: dict[str, Any]) -> httpx2.Response:
+        """POST the dashboard's answer form as a logged-in person would."""
+        async with self.login() as browser:
+            return await browser.post(f"/questions/{question_id}/answer", data=form)
 
     async def wait_for_question(self, text: str, status: str = "pending", timeout: float = 15) -> dict[str, Any]:
         deadline = time.monotonic() + timeout

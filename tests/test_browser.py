@@ -117,3 +117,104 @@ async def test_a_status_bar_follows_lifecycle_events_live(live_server_proc: Live
     await expect(bar).to_contain_text("Phase 3: Refactor auth")
     await expect(bar).to_contain_text("step 2 of 5")
     await expect(bar.locator("progress")).to_have_attribute("value", "2")
+
+
+async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: LiveServer, browser: Browser) -> None:
+    page = await browser.new_page(viewport={"width": 420, "height": 900})  # a narrow screen
+    await log_in(page, live_server_proc)
+
+    async with live_server_proc.mcp("legacy", path="/mcp/askme+clifford") as client:
+        # Multiple choice: two selections, one comment, then "I'm done".
+        mc = asyncio.create_task(
+            client.call_tool(
+                "ask-multiple-choice",
+                {
+                    "questions": [
+                        {"text": "Which browsers must we support?", "options": ["Chrome", "Firefox", "Safari"]}
+                    ]
+                },
+            )
+        )
+        card = page.locator("article.question", has_text="Which browsers must we support?")
+        await expect(card).to_be_visible(timeout=10_000)
+        await card.get_by_label("Chrome", exact=True).check()
+        await card.get_by_label("Comment on Chrome").fill("most users")
+        await card.get_by_label("Safari", exact=True).check()
+        await card.get_by_role("button", name="Submit — I'm done answering").click()
+        mc_result = (await asyncio.wait_for(mc, 15)).structured_content
+        assert mc_result is not None and mc_result["completionStatus"] == "done"
+        assert mc_result["answers"][0]["selections"] == [
+            {"option": "Chrome", "comment": "most users"},
+            {"option": "Safari", "comment": None},
+        ]
+
+        # Hypotheses, rated with the keyboard.
+        hyp = asyncio.create_task(
+            client.call_tool(
+                "challenge-hypothesis",
+                {
+                    "title": "Flaky test causes",
+                    "description": "Seen 3 times this week.",
+                    "hypotheses": ["Clock skew", "Shared tmp dir"],
+                },
+            )
+        )
+        card = page.locator("article.question", has_text="Flaky test causes")
+        await expect(card).to_be_visible(timeout=10_000)
+        await (
+            card.get_by_role("radiogroup", name="Agreement with: Clock skew").get_by_label("Somewhat disagree").check()
+        )
+        shared = card.get_by_role("radiogroup", name="Agreement with: Shared tmp dir").get_by_label("Fully agree")
+        await shared.focus()
+        await page.keyboard.press("Space")
+        await card.get_by_label("Comment on: Shared tmp dir").fill("two jobs write /tmp/x")
+        await card.get_by_role("button", name="Send ratings").click()
+        hyp_result = (await asyncio.wait_for(hyp, 15)).structured_content
+        assert hyp_result is not None
+        assert [(r["agreement"], r["comment"]) for r in hyp_result["ratings"]] == [
+            (3, None),
+            (7, "two jobs write /tmp/x"),
+        ]
+
+        # Choose next: a tile with a message.
+        nxt = asyncio.create_task(
+            client.call_tool(
+                "choose-next",
+                {
+                    "title": "What next?",
+                    "description": "The <script>alert('x')</script> migration is done. [docs](javascript:alert(1))",
+                    "options": [
+                        {"id": "deploy", "title": "Deploy", "description": "Ship to prod", "icon": "🚀"},
+                        {"id": "tests", "title": "More tests", "description": "Cover the edge cases"},
+                    ],
+                },
+            )
+        )
+        card = page.locator("article.question", has_text="What next?")
+        await expect(card).to_be_visible(timeout=10_000)
+        assert await card.locator("script").count() == 0
+        assert await card.locator("a[href^='javascript']").count() == 0
+        await card.get_by_label("Message (optional)").fill("after lunch")
+        await card.get_by_role("button", name="More tests").click()
+        nxt_result = (await asyncio.wait_for(nxt, 15)).structured_content
+        assert nxt_result == {
+            "action": "selected",
+            "selectedOption": {"id": "tests", "title": "More tests"},
+            "message": "after lunch",
+        }
+
+        # A blocked agent, dismissed.
+        help_call = asyncio.create_task(
+            client.call_tool(
+                "request_help", {"task": "Upgrade Django", "reason": "A test hangs", "question": "Skip it?"}
+            )
+        )
+        card = page.locator("article.question", has_text="Skip it?")
+        await expect(card).to_be_visible(timeout=10_000)
+        await expect(card).to_contain_text("blocked, asks for help")
+        await expect(card).to_contain_text("Upgrade Django")
+        await page.screenshot(path=str(ARTIFACTS / "dashboard-help-narrow.png"), full_page=True)
+        await card.get_by_role("button", name="Dismiss — let the agent proceed on its own").click()
+        help_result = (await asyncio.wait_for(help_call, 15)).structured_content
+        assert help_result is not None and help_result["status"] == "dismissed"
+        await expect(card).to_have_count(0)

@@ -66,3 +66,23 @@ async def test_it_pushes_new_and_resolved_questions() -> None:
     assert f'<article id="question-{question.pk}" hx-swap-oob="delete">' in removed
     assert "client disconnected" in removed
     await communicator.disconnect()
+
+
+async def test_a_pushed_hypothesis_card_carries_its_scale() -> None:
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    communicator = connect_as(user)
+    await communicator.connect()
+    await communicator.receive_from()
+
+    @database_sync_to_async
+    def ask_hypothesis() -> Question:
+        payload = {"title": "Rate me", "description": "d", "hypotheses": ["one", "two"]}
+        return Question.ask(asker=None, asker_name="x", text="Rate me", options=[], kind="hypothesis", payload=payload)[
+            0
+        ]
+
+    await ask_hypothesis()
+    added = await communicator.receive_from(timeout=5)
+    assert added.count('type="radio"') == 14
+    assert "Fully agree" in added
+    await communicator.disconnect()

@@ -58,6 +58,8 @@ def test_team_settings_switch_to_postgres_and_redis() -> None:
         ),
         ({"DEBUG": "maybe"}, "maybe"),
         ({"ALLOWED_HOSTS": "hooks.example.com", "SECRET_KEY": ""}, "SECRET_KEY is required"),
+        ({"HOOKBRIDGE_DEFAULT_TOOLSETS": "maxsim+bogus"}, "HOOKBRIDGE_DEFAULT_TOOLSETS: unknown tool set 'bogus'"),
+        ({"HOOKBRIDGE_ASKME_TIMEOUT": "-1"}, "HOOKBRIDGE_ASKME_TIMEOUT must be a positive number"),
     ],
 )
 def test_a_bad_value_stops_the_start(env: dict[str, str], message: str) -> None:
