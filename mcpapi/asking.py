@@ -39,6 +39,10 @@ def json_result(payload: dict[str, Any], *, text: str | None = None, is_error: b
     )
 
 
+def _status(status: str, question: Question, message: str, *, is_error: bool) -> CallToolResult:
+    return json_result({"status": status, "questionId": str(question.pk), "message": message}, is_error=is_error)
+
+
 def outcome(question: Question, tool: str = "the same tool") -> CallToolResult:
     """The tool result for a question as it now stands; `tool` is the one the agent called."""
     qid = str(question.pk)
@@ -46,46 +50,23 @@ def outcome(question: Question, tool: str = "the same tool") -> CallToolResult:
         data = question.answer.data
         return json_result(data, text=result_text(question, data))
     if question.status == Status.PENDING:
-        return json_result(
-            {
-                "status": "pending",
-                "questionId": qid,
-                "message": (
-                    f"No answer yet; question {qid} is still pending on the dashboard "
-                    f"({settings.HOOKBRIDGE_PUBLIC_URL}/). Nothing is lost: to keep waiting, call "
-                    f'wait_for_answer with question_id="{qid}", or call {tool} again with the same '
-                    "arguments (it picks up the same question)."
-                ),
-            }
+        message = (
+            f"No answer yet; question {qid} is still pending on the dashboard ({settings.HOOKBRIDGE_PUBLIC_URL}/). "
+            f'Nothing is lost: to keep waiting, call wait_for_answer with question_id="{qid}", or call {tool} '
+            "again with the same arguments (it picks up the same question)."
         )
+        return _status("pending", question, message, is_error=False)
     if question.status == Status.TIMED_OUT:
-        return json_result(
-            {
-                "status": "timed_out",
-                "questionId": qid,
-                "message": (f"No answer came in time: question {qid} timed out. Proceed on your own judgement."),
-            },
-            is_error=True,
-        )
+        message = f"No answer came in time: question {qid} timed out. Proceed on your own judgement."
+        return _status("timed_out", question, message, is_error=True)
     if question.cancel_reason == CancelReason.DISMISSED:
-        return json_result(
-            {
-                "status": "dismissed",
-                "questionId": qid,
-                "message": (
-                    f"Your request was dismissed by {question.dismissed_by or 'a person'} without an answer. "
-                    "Do not wait for help on it: proceed on your own judgement."
-                ),
-            }
+        message = (
+            f"Your request was dismissed by {question.dismissed_by or 'a person'} without an answer. "
+            "Do not wait for help on it: proceed on your own judgement."
         )
-    return json_result(
-        {
-            "status": "cancelled",
-            "questionId": qid,
-            "message": f"Question {qid} was cancelled ({question.get_cancel_reason_display().lower()}).",
-        },
-        is_error=True,
-    )
+        return _status("dismissed", question, message, is_error=False)
+    message = f"Question {qid} was cancelled ({question.get_cancel_reason_display().lower()})."
+    return _status("cancelled", question, message, is_error=True)
 
 
 def _has_progress_token(ctx: Context) -> bool:

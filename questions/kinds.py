@@ -62,6 +62,8 @@ def _comment(value: Any) -> str | None:
 
 
 def _free_text(value: Any, field_name: str = "answer") -> str:
+    if value is None:
+        value = ""
     if not isinstance(value, str):
         raise InvalidAnswer(field_name, "The answer must be text.")
     value = value.strip()
