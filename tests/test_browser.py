@@ -203,6 +203,25 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
             "message": "after lunch",
         }
 
+        # An open question and a help request, answered by typing.
+        one = asyncio.create_task(client.call_tool("ask-one-question", {"question": "Which *branch* to release from?"}))
+        card = page.locator("article.question", has_text="to release from?")
+        await expect(card).to_be_visible(timeout=10_000)
+        await card.get_by_label("Your answer").fill("release/2.4")
+        await card.get_by_role("button", name="Send answer").click()
+        assert (await asyncio.wait_for(one, 15)).structured_content == {"answer": "release/2.4"}
+
+        helped = asyncio.create_task(
+            client.call_tool(
+                "request_help", {"task": "Rotate keys", "reason": "No vault access", "question": "Who has access?"}
+            )
+        )
+        card = page.locator("article.question", has_text="Who has access?")
+        await expect(card).to_be_visible(timeout=10_000)
+        await card.get_by_label("Your answer").fill("Ask Dana")
+        await card.get_by_role("button", name="Send answer").click()
+        assert (await asyncio.wait_for(helped, 15)).structured_content == {"answer": "Ask Dana"}
+
         # A blocked agent, dismissed.
         help_call = asyncio.create_task(
             client.call_tool(
