@@ -16,9 +16,10 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from hookbridge_site import broadcast  # noqa: E402
+from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
-from questions.routing import websocket_urlpatterns  # noqa: E402
+from questions.routing import websocket_urlpatterns as question_websockets  # noqa: E402
 
 mcp_app = MCPRouter(build_http_app)
 
@@ -30,6 +31,8 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     else:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 
+
+websocket_urlpatterns = question_websockets + lifecycle_websockets
 
 application = ProtocolTypeRouter(
     {

@@ -186,6 +186,8 @@ HOOKBRIDGE_ASKME_TIMEOUT = (
     if os.environ.get("HOOKBRIDGE_ASKME_TIMEOUT", "").strip().lower() != "none"
     else HOOKBRIDGE_QUESTION_TIMEOUT
 )
+# A session with no activity for this long shows as idle on the overview.
+HOOKBRIDGE_IDLE_AFTER = required_seconds("HOOKBRIDGE_IDLE_AFTER", 300.0)
 # The tool sets /mcp serves; /mcp/<set>+<set> picks others (validated when the app loads).
 HOOKBRIDGE_DEFAULT_TOOLSETS = env.str("HOOKBRIDGE_DEFAULT_TOOLSETS", default="maxsim")
 # How long one wait on the channel layer lasts before the row is read again: the

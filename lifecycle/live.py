@@ -1,14 +1,40 @@
-"""Pushing a new lifecycle event to every open dashboard's status bar."""
+"""What watchers are told when a lifecycle event, a session event or a session's state changes."""
 
 from __future__ import annotations
+
+import uuid
 
 from django.template.loader import render_to_string
 
 from hookbridge_site import broadcast
-from lifecycle.models import LifecycleEvent
+from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
+
+OVERVIEW_GROUP = "sessions"
+
+
+def page_group(guid: uuid.UUID) -> str:
+    return f"session-page.{guid.hex}"
 
 
 def event_recorded(event_id: int) -> None:
     event = LifecycleEvent.objects.get(pk=event_id)
     html = render_to_string("lifecycle/status_bar.html#status-bar", {"last_event": event, "oob": True})
     broadcast.to_dashboards(html)
+    if event.session_id:
+        session_changed(event.session_id)
+
+
+def session_event(event_id: int) -> None:
+    event = SessionEvent.objects.select_related("session").get(pk=event_id)
+    # Programs first: they get the exact event, in order, as JSON.
+    broadcast.send(event.session.group_name, {"type": "session.message", "message": event.message()})
+    session_changed(event.session_id)
+
+
+def session_changed(guid: uuid.UUID) -> None:
+    """Re-render what people see of the session: its page and its overview row."""
+    session = AgentSession.objects.get(pk=guid)
+    page = render_to_string("lifecycle/session.html#live-parts", {"session": session, "oob": True})
+    broadcast.send(page_group(guid), {"type": "dashboard.html", "html": page})
+    # Each overview renders its own rows: it may be filtered by project.
+    broadcast.send(OVERVIEW_GROUP, {"type": "sessions.changed"})

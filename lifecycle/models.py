@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
+from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
@@ -28,6 +32,9 @@ class LifecycleEvent(models.Model):
     asker = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
     asker_name = models.CharField(max_length=100)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    session = models.ForeignKey(
+        "lifecycle.AgentSession", null=True, blank=True, on_delete=models.SET_NULL, related_name="lifecycle_events"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -46,7 +53,8 @@ class LifecycleEvent(models.Model):
         # Atomic so the dashboard push is sent only once the row is visible to
         # the pages that re-read it on reconnect.
         with transaction.atomic():
-            event = cls.objects.create(asker=asker, asker_name=asker_name, **fields)
+            session = AgentSession.active_for(asker)
+            event = cls.objects.create(asker=asker, asker_name=asker_name, session=session, **fields)
             transaction.on_commit(lambda: live.event_recorded(event.pk), robust=True)
         return event
 
@@ -66,3 +74,177 @@ class LifecycleEvent(models.Model):
             "asker": self.asker_name,
             "createdAt": self.created_at.isoformat(),
         }
+
+
+class Phase(models.TextChoices):
+    ANALYZING = "analyzing", "Analyzing"
+    PLANNING = "planning", "Planning"
+    IMPLEMENTING = "implementing", "Implementing"
+    DEPLOYING = "deploying", "Deploying"
+    VERIFYING = "verifying", "Verifying"
+
+
+class SessionEventType(models.TextChoices):
+    ACK = "ack", "Acknowledged"
+    PROGRESS = "progress", "Progress"
+    STATUS = "status", "Status"
+    RESPONSE = "response", "Response"
+    COMPLETE = "complete", "Complete"
+    ERROR = "error", "Error"
+
+
+class SessionClosed(Exception):
+    """The session is closed (or was never this token's): nothing more can be recorded on it."""
+
+
+class AgentSessionQuerySet(models.QuerySet["AgentSession"]):
+    def active(self) -> AgentSessionQuerySet:
+        return self.filter(closed_at__isnull=True, completed_at__isnull=True)
+
+
+class AgentSession(models.Model):
+    """One agent run: created before the agent starts, reported on while it works."""
+
+    guid = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200, blank=True)
+    project = models.CharField(max_length=200, blank=True, db_index=True)
+    token = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
+    owner_name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    last_activity_at = models.DateTimeField(default=timezone.now)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    # The current state, kept up to date as events arrive (the events are the history).
+    acked_at = models.DateTimeField(null=True, blank=True)
+    progress = models.PositiveSmallIntegerField(null=True, blank=True)
+    status_message = models.TextField(blank=True)
+    phase = models.CharField(max_length=16, choices=Phase.choices, blank=True)
+    response = models.TextField(blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    success = models.BooleanField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    error_recoverable = models.BooleanField(null=True, blank=True)
+
+    objects = AgentSessionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name or f"Session {self.guid}"
+
+    def get_absolute_url(self) -> str:
+        return f"/sessions/{self.guid}/"
+
+    @property
+    def group_name(self) -> str:
+        return f"session.{self.guid.hex}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+    @classmethod
+    def active_for(cls, token: AgentToken | None) -> AgentSession | None:
+        """The session a token's questions and lifecycle events belong to right now, if any."""
+        if token is None:
+            return None
+        return cls.objects.active().filter(token_id=token.pk).order_by("-created_at").first()
+
+    @classmethod
+    def open(cls, *, token: AgentToken, name: str = "", project: str = "") -> AgentSession:
+        return cls.objects.create(token=token, owner_name=token.name, name=name.strip(), project=project.strip())
+
+    def state(self) -> str:
+        """What the overview says: closed, completed, failed, waiting for a human, idle or working."""
+        if self.completed_at is not None:
+            return "completed" if self.success else "failed"
+        if self.last_error and not self.error_recoverable:
+            return "failed"
+        if self.closed_at is not None:
+            return "closed"
+        if self.questions.filter(status="pending").exists():
+            return "waiting for a human"
+        idle = (timezone.now() - self.last_activity_at).total_seconds()
+        if idle >= settings.HOOKBRIDGE_IDLE_AFTER:
+            return f"idle for {int(idle // 60)} minutes"
+        return "working"
+
+    def record(self, event_type: SessionEventType, **data: Any) -> SessionEvent:
+        """Store one event and fold it into the session's state; pushed to every watcher on commit."""
+        from lifecycle import live
+
+        # Atomic and locked so two events for one session fold in one after the other,
+        # and a session closed meanwhile refuses the event instead of storing it.
+        with transaction.atomic():
+            session = AgentSession.objects.select_for_update().get(pk=self.pk)
+            if session.closed_at is not None:
+                raise SessionClosed(f"session {self.guid} is closed")
+            now = timezone.now()
+            event = SessionEvent.objects.create(session=session, type=event_type, data=data, created_at=now)
+            changes: dict[str, Any] = {"last_activity_at": now}
+            if event_type == SessionEventType.ACK:
+                changes["acked_at"] = now
+            elif event_type == SessionEventType.PROGRESS:
+                changes["progress"] = data["percent"]
+            elif event_type == SessionEventType.STATUS:
+                changes.update(status_message=data["message"], phase=data["phase"])
+            elif event_type == SessionEventType.RESPONSE:
+                changes["response"] = data["content"]
+            elif event_type == SessionEventType.COMPLETE:
+                changes.update(completed_at=now, success=data["success"])
+            elif event_type == SessionEventType.ERROR:
+                changes.update(last_error=data["error"], error_recoverable=data["recoverable"])
+            AgentSession.objects.filter(pk=self.pk).update(**changes)
+            for name, value in changes.items():
+                setattr(self, name, value)
+            transaction.on_commit(lambda: live.session_event(event.pk), robust=True)
+        return event
+
+    def close(self) -> None:
+        from lifecycle import live
+
+        with transaction.atomic():
+            closed = AgentSession.objects.filter(pk=self.pk, closed_at__isnull=True).update(closed_at=timezone.now())
+            if closed:
+                transaction.on_commit(lambda: live.session_changed(self.pk), robust=True)
+        self.refresh_from_db()
+
+    def as_dict(self) -> dict[str, Any]:
+        def iso(value: Any) -> str | None:
+            return value.isoformat() if value else None
+
+        return {
+            "guid": str(self.guid),
+            "name": self.name,
+            "project": self.project,
+            "owner": self.owner_name,
+            "state": self.state(),
+            "ackedAt": iso(self.acked_at),
+            "progress": self.progress,
+            "status": {"message": self.status_message, "phase": self.phase} if self.phase else None,
+            "response": self.response or None,
+            "completion": {"success": self.success, "completedAt": iso(self.completed_at)}
+            if self.completed_at
+            else None,
+            "error": {"error": self.last_error, "recoverable": self.error_recoverable} if self.last_error else None,
+            "createdAt": iso(self.created_at),
+            "lastActivityAt": iso(self.last_activity_at),
+            "closedAt": iso(self.closed_at),
+        }
+
+
+class SessionEvent(models.Model):
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="events")
+    type = models.CharField(max_length=16, choices=SessionEventType.choices)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.data}"
+
+    def message(self) -> dict[str, Any]:
+        """The event as programs get it on /ws/sessions/<guid>/."""
+        return {"type": self.type, "guid": str(self.session_id), **self.data, "timestamp": self.created_at.isoformat()}

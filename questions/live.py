@@ -17,6 +17,14 @@ def question_asked(question_id: uuid.UUID) -> None:
         {"question": question, "pending_count": Question.objects.pending().count()},
     )
     broadcast.to_dashboards(html)
+    _touch_session(question)
+
+
+def _touch_session(question: Question) -> None:
+    if question.session_id:
+        from lifecycle import live as lifecycle_live
+
+        lifecycle_live.session_changed(question.session_id)
 
 
 def question_resolved(question_id: uuid.UUID) -> None:
@@ -28,3 +36,4 @@ def question_resolved(question_id: uuid.UUID) -> None:
         {"question": question, "pending_count": Question.objects.pending().count()},
     )
     broadcast.to_dashboards(html)
+    _touch_session(question)

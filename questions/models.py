@@ -98,6 +98,9 @@ class Question(models.Model):
     # is handed over when the same agent asks the same question again.
     delivered_at = models.DateTimeField(null=True, blank=True)
     dismissed_by = models.CharField(max_length=150, blank=True)
+    session = models.ForeignKey(
+        "lifecycle.AgentSession", null=True, blank=True, on_delete=models.SET_NULL, related_name="questions"
+    )
 
     objects = QuestionQuerySet.as_manager()
 
@@ -184,7 +187,10 @@ class Question(models.Model):
                     transaction.on_commit(lambda: live.question_asked(earlier.pk), robust=True)
                 return earlier, True
 
+            from lifecycle.models import AgentSession
+
             question = cls.objects.create(
+                session=AgentSession.active_for(asker),
                 kind=kind,
                 text=text,
                 options=options,

@@ -6,9 +6,9 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
-from mcpapi.toolsets import askme, clifford, maxsim
+from mcpapi.toolsets import askme, clifford, maxsim, progress
 
-TOOLSETS: dict[str, ModuleType] = {"maxsim": maxsim, "askme": askme, "clifford": clifford}
+TOOLSETS: dict[str, ModuleType] = {"maxsim": maxsim, "askme": askme, "clifford": clifford, "progress": progress}
 
 
 class UnknownToolset(ValueError):

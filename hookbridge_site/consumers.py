@@ -1,0 +1,45 @@
+"""The base of every live WebSocket: logged-in users only, current state first, then forwarded pushes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+
+class LiveConsumer(AsyncWebsocketConsumer):
+    """Logged-in users only; subclasses name the group and the state sent on (re)connect."""
+
+    group: str = ""
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        self.group = await self.group_for()
+        if not self.group:
+            await self.close(code=4404)
+            return
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        # A client that (re)connects gets the whole current state at once.
+        for message in await self.current_state():
+            await self.send(text_data=message)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        # Pages send nothing we act on: answers go through HTMX POSTs, with CSRF.
+        return
+
+    async def group_for(self) -> str:
+        raise NotImplementedError
+
+    async def current_state(self) -> list[str]:
+        raise NotImplementedError
+
+    async def dashboard_html(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=event["html"])

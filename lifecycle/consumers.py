@@ -1,0 +1,71 @@
+"""Session WebSockets: the session page and the overview (HTML), and each session's events for programs (JSON)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
+
+from hookbridge_site.consumers import LiveConsumer
+from lifecycle import live as lifecycle_live
+from lifecycle.models import AgentSession
+
+
+def _session(scope: dict[str, Any]) -> AgentSession | None:
+    guid = scope["url_route"]["kwargs"]["guid"]
+    return AgentSession.objects.filter(pk=uuid.UUID(str(guid))).first()
+
+
+class SessionPageConsumer(LiveConsumer):
+    @database_sync_to_async
+    def group_for(self) -> str:
+        session = _session(self.scope)
+        return lifecycle_live.page_group(session.guid) if session else ""
+
+    @database_sync_to_async
+    def current_state(self) -> list[str]:
+        session = _session(self.scope)
+        return [render_to_string("lifecycle/session.html#live-parts", {"session": session, "oob": True})]
+
+
+class SessionsOverviewConsumer(LiveConsumer):
+    async def group_for(self) -> str:
+        return lifecycle_live.OVERVIEW_GROUP
+
+    @database_sync_to_async
+    def current_state(self) -> list[str]:
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        project = query.get("project", [""])[0]
+        sessions = AgentSession.objects.all()
+        if project:
+            sessions = sessions.filter(project=project)
+        return [render_to_string("lifecycle/sessions.html#session-rows", {"sessions": sessions[:200], "oob": True})]
+
+    async def sessions_changed(self, event: dict[str, Any]) -> None:
+        for message in await self.current_state():
+            await self.send(text_data=message)
+
+
+class SessionConsumer(LiveConsumer):
+    """For programs: every event of one session as JSON, the current state first."""
+
+    @database_sync_to_async
+    def group_for(self) -> str:
+        session = _session(self.scope)
+        return session.group_name if session else ""
+
+    @database_sync_to_async
+    def current_state(self) -> list[str]:
+        session = _session(self.scope)
+        assert session is not None
+        # The latest event of each type, in the order they happened: what a reconnecting client needs.
+        latest = {event.type: event for event in session.events.order_by("created_at", "id")}
+        ordered = sorted(latest.values(), key=lambda event: (event.created_at, event.id))
+        return [json.dumps(event.message()) for event in ordered]
+
+    async def session_message(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(event["message"]))

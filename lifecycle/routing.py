@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from lifecycle import consumers
+
+websocket_urlpatterns = [
+    path("ws/sessions/", consumers.SessionsOverviewConsumer.as_asgi()),
+    path("ws/sessions/<uuid:guid>/", consumers.SessionConsumer.as_asgi()),
+    path("ws/sessions/<uuid:guid>/page/", consumers.SessionPageConsumer.as_asgi()),
+]

@@ -1,0 +1,175 @@
+"""A session's run drawn as an SVG on the server: no charting library in the browser.
+
+Lanes, top to bottom: phases and plans as bars from start to completion,
+progress as a line, questions as markers as wide as the agent waited for a
+person, errors in red. Ticks are spaced to suit the run's length, so a run of a
+few minutes and one of several hours both read well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from xml.sax.saxutils import escape, quoteattr
+
+from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
+
+from lifecycle.models import AgentSession, EventType, SessionEventType
+
+WIDTH, LEFT, RIGHT = 900, 96, 16
+LANE, GAP = 22, 6
+TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400]
+
+
+@dataclass
+class Span:
+    kind: str  # "phase" or "plan"
+    label: str
+    start: datetime
+    end: datetime
+    done: bool
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
+
+
+def _spans(session: AgentSession, end: datetime) -> list[Span]:
+    """Pair each phase/plan start with its completion (or the next start, or the end of the run)."""
+    pairs = {
+        EventType.PHASE_STARTED: (EventType.PHASE_COMPLETED, "phase"),
+        EventType.PLAN_STARTED: (EventType.PLAN_COMPLETED, "plan"),
+    }
+    spans: list[Span] = []
+    open_spans: dict[str, Span] = {}
+    for event in session.lifecycle_events.order_by("created_at", "id"):
+        label = (
+            " ".join(part for part in (event.phase_number, event.phase_name) if part) or event.get_event_type_display()
+        )
+        if event.event_type in pairs:
+            _, kind = pairs[EventType(event.event_type)]
+            previous = open_spans.pop(kind, None)
+            if previous is not None:
+                previous.end = event.created_at
+            span = Span(kind, label, event.created_at, end, done=False)
+            spans.append(span)
+            open_spans[kind] = span
+        else:
+            kind = "phase" if event.event_type == EventType.PHASE_COMPLETED else "plan"
+            if event.event_type in (EventType.PHASE_COMPLETED, EventType.PLAN_COMPLETED) and kind in open_spans:
+                span = open_spans.pop(kind)
+                span.end, span.done = event.created_at, True
+    return spans
+
+
+def render(session: AgentSession, now: datetime | None = None) -> SafeString:
+    now = now or timezone.now()
+    start = session.created_at
+    end = session.completed_at or session.closed_at or now
+    events = list(session.events.order_by("created_at", "id"))
+    questions = list(session.questions.order_by("created_at"))
+    for moment in [e.created_at for e in events] + [q.resolved_at or q.created_at for q in questions]:
+        end = max(end, moment)
+    span_seconds = max((end - start).total_seconds(), 1.0)
+    plot = WIDTH - LEFT - RIGHT
+
+    def x(moment: datetime) -> float:
+        return LEFT + plot * max(0.0, (moment - start).total_seconds()) / span_seconds
+
+    spans = _spans(session, end)
+    lanes = [
+        ("phase", "Phases"),
+        ("plan", "Plans"),
+        ("progress", "Progress"),
+        ("question", "Questions"),
+        ("error", "Errors"),
+    ]
+    heights = {"progress": 3 * LANE}
+    top: dict[str, float] = {}
+    y = 8.0
+    for key, _ in lanes:
+        top[key] = y
+        y += heights.get(key, LANE) + GAP
+    axis_y = y + 4
+    height = axis_y + 28
+
+    parts: list[str] = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 {WIDTH} {height:.0f}" '
+        f'role="img" aria-label="Timeline of the run, {escape(_duration(span_seconds))} long">'
+    ]
+    for key, title in lanes:
+        parts.append(f'<text class="lane" x="{LEFT - 8}" y="{top[key] + 15:.1f}" text-anchor="end">{title}</text>')
+
+    for span in spans:
+        x0, x1 = x(span.start), x(span.end)
+        width = max(x1 - x0, 2.0)
+        state = "completed" if span.done else "open"
+        lasted = _duration((span.end - span.start).total_seconds())
+        tip = f"{span.label}: {lasted}" + ("" if span.done else ", not completed")
+        parts.append(
+            f'<g class="{span.kind} {state}" data-label={quoteattr(span.label)}>'
+            f'<rect x="{x0:.1f}" y="{top[span.kind]:.1f}" width="{width:.1f}" height="{LANE - 4}" rx="3">'
+            f"<title>{escape(tip)}</title></rect>"
+        )
+        if width > 40:
+            label_y = top[span.kind] + 13
+            parts.append(f'<text x="{x0 + 4:.1f}" y="{label_y:.1f}" class="bar-label">{escape(span.label[:40])}</text>')
+        parts.append("</g>")
+
+    progress = [e for e in events if e.type == SessionEventType.PROGRESS]
+    base = top["progress"] + heights["progress"]
+    if progress:
+        points = " ".join(
+            f"{x(e.created_at):.1f},{base - heights['progress'] * e.data['percent'] / 100:.1f}" for e in progress
+        )
+        parts.append(f'<polyline class="progress" points="{points}" fill="none"/>')
+        for e in progress:
+            cy = base - heights["progress"] * e.data["percent"] / 100
+            parts.append(
+                f'<circle class="progress-point" cx="{x(e.created_at):.1f}" cy="{cy:.1f}" r="2.5">'
+                f"<title>{e.data['percent']}%</title></circle>"
+            )
+
+    for question in questions:
+        until = question.resolved_at or now
+        waited = (until - question.created_at).total_seconds()
+        x0 = x(question.created_at)
+        width = max(x(until) - x0, 3.0)
+        tip = f"Waited {_duration(waited)} for a person: {question.text[:80]} ({question.get_status_display().lower()})"
+        parts.append(
+            f'<rect class="question {question.status}" data-wait-seconds="{waited:.0f}" x="{x0:.1f}" '
+            f'y="{top["question"]:.1f}" width="{width:.1f}" height="{LANE - 4}" rx="3">'
+            f"<title>{escape(tip)}</title></rect>"
+        )
+
+    for event in events:
+        if event.type == SessionEventType.ERROR:
+            ex = x(event.created_at)
+            tip = f"Error{' (recoverable)' if event.data.get('recoverable') else ''}: {event.data['error'][:120]}"
+            parts.append(
+                f'<g class="error"><line x1="{ex:.1f}" x2="{ex:.1f}" y1="{top["phase"]:.1f}" y2="{axis_y:.1f}"/>'
+                f'<circle cx="{ex:.1f}" cy="{top["error"] + 9:.1f}" r="5"><title>{escape(tip)}</title></circle></g>'
+            )
+
+    step = next((s for s in TICK_STEPS if span_seconds / s <= 8), TICK_STEPS[-1])
+    parts.append(f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{axis_y:.1f}" y2="{axis_y:.1f}"/>')
+    tick = 0
+    while tick <= span_seconds:
+        tx = x(start + timedelta(seconds=tick))
+        label = "start" if tick == 0 else f"+{_duration(tick)}"
+        parts.append(
+            f'<line class="tick" x1="{tx:.1f}" x2="{tx:.1f}" y1="{axis_y:.1f}" y2="{axis_y + 5:.1f}"/>'
+            f'<text class="tick-label" x="{tx:.1f}" y="{axis_y + 18:.1f}" text-anchor="middle">{label}</text>'
+        )
+        tick += step
+    parts.append("</svg>")
+    # Every agent-supplied string above went through escape() or quoteattr().
+    return mark_safe("".join(parts))

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from lifecycle import api, views
+
+app_name = "lifecycle"
+
+urlpatterns = [
+    path("sessions/", views.overview, name="sessions"),
+    path("sessions/new", views.session_new, name="session-new"),
+    path("sessions/<uuid:guid>/", views.session_page, name="session"),
+    path("api/sessions", api.session_create, name="api-sessions"),
+    path("api/sessions/<uuid:guid>", api.session_detail, name="api-session"),
+]

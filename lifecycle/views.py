@@ -1,0 +1,60 @@
+"""Sessions for people: the overview, one session's page, and opening a session for an agent."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from lifecycle.models import AgentSession
+from mcpapi.models import AgentToken
+
+
+@require_GET
+@login_required
+def overview(request: HttpRequest) -> HttpResponse:
+    sessions = AgentSession.objects.all()
+    project = request.GET.get("project", "")
+    if project:
+        sessions = sessions.filter(project=project)
+    projects = AgentSession.objects.exclude(project="").values_list("project", flat=True).distinct().order_by("project")
+    return render(
+        request,
+        "lifecycle/sessions.html",
+        {"sessions": sessions[:200], "project": project, "projects": list(projects)},
+    )
+
+
+@require_GET
+@login_required
+def session_page(request: HttpRequest, guid: uuid.UUID) -> HttpResponse:
+    session = get_object_or_404(AgentSession, pk=guid)
+    return render(request, "lifecycle/session.html", {"session": session})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def session_new(request: HttpRequest) -> HttpResponse:
+    """Open a session for an agent run and show the guid and MCP configuration to give the agent."""
+    tokens = AgentToken.objects.active()
+    error = ""
+    if request.method == "POST":
+        token = tokens.filter(pk=request.POST.get("token") or 0).first()
+        name, project = request.POST.get("name", "").strip(), request.POST.get("project", "").strip()
+        if token is None:
+            error = "Choose the token the agent will use."
+        elif len(name) > 200 or len(project) > 200:
+            error = "Name and project are at most 200 characters."
+        else:
+            session = AgentSession.open(token=token, name=name, project=project)
+            return redirect(f"{session.get_absolute_url()}?new=1")
+    return render(
+        request,
+        "lifecycle/session_new.html",
+        {"tokens": tokens, "error": error, "public_url": settings.HOOKBRIDGE_PUBLIC_URL},
+        status=422 if error else 200,
+    )
