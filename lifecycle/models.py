@@ -152,7 +152,13 @@ class AgentSession(models.Model):
 
     @classmethod
     def open(cls, *, token: AgentToken, name: str = "", project: str = "") -> AgentSession:
-        return cls.objects.create(token=token, owner_name=token.name, name=name.strip(), project=project.strip())
+        from lifecycle import live
+
+        # Atomic so the overview is told only once the row can be read.
+        with transaction.atomic():
+            session = cls.objects.create(token=token, owner_name=token.name, name=name.strip(), project=project.strip())
+            transaction.on_commit(lambda: live.session_changed(session.guid), robust=True)
+        return session
 
     def state(self) -> str:
         """What the overview says: closed, completed, failed, waiting for a human, idle or working."""

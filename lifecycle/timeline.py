@@ -17,7 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from lifecycle.models import AgentSession, EventType, SessionEventType
 
-WIDTH, LEFT, RIGHT = 900, 96, 16
+WIDTH, LEFT, RIGHT = 900, 96, 40
 LANE, GAP = 22, 6
 TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400]
 

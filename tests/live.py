@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,13 +205,26 @@ class LiveServer:
         return "; ".join(f"{name}={value}" for name, value in http.cookies.items())
 
     @asynccontextmanager
-    async def dashboard_socket(self, http: httpx2.AsyncClient | None = None) -> AsyncIterator[ClientConnection]:
-        """The dashboard's WebSocket, as the logged-in browser `http` (anonymous without it)."""
+    async def socket(self, path: str, http: httpx2.AsyncClient | None = None) -> AsyncIterator[ClientConnection]:
+        """A WebSocket on `path`, as the logged-in browser `http` (anonymous without it)."""
         headers = {"Cookie": self.cookie_header(http)} if http is not None else {}
         async with websockets.connect(
-            f"ws://127.0.0.1:{self.port}/ws/dashboard/", additional_headers=headers, origin=Origin(self.url)
+            f"ws://127.0.0.1:{self.port}{path}", additional_headers=headers, origin=Origin(self.url)
         ) as socket:
             yield socket
+
+    def dashboard_socket(self, http: httpx2.AsyncClient | None = None) -> AbstractAsyncContextManager[ClientConnection]:
+        return self.socket("/ws/dashboard/", http)
+
+    async def open_session(self, token_name: str = "agent-a", **fields: str) -> str:
+        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+            response = await http.post(f"{self.url}/api/sessions", json=fields)
+        assert response.status_code == 201, response.text
+        return str(response.json()["guid"])
+
+    async def session_state(self, guid: str, token_name: str = "agent-a") -> httpx2.Response:
+        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+            return await http.get(f"{self.url}/api/sessions/{guid}")
 
 
 def text_of(result: CallToolResult) -> str:

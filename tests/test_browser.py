@@ -237,3 +237,34 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
         help_result = (await asyncio.wait_for(help_call, 15)).structured_content
         assert help_result is not None and help_result["status"] == "dismissed"
         await expect(card).to_have_count(0)
+
+
+async def test_the_session_page_follows_an_agent_live(live_server_proc: LiveServer, browser: Browser) -> None:
+    guid = await live_server_proc.open_session(name="Live session page", project="web")
+    page = await browser.new_page()
+    await log_in(page, live_server_proc)
+    await page.goto(f"{live_server_proc.url}/sessions/")
+    row = page.locator("tr", has_text="Live session page")
+    await expect(row).to_be_visible()
+    await row.get_by_role("link").click()
+    await expect(page.locator("#connection")).to_have_text("live")
+    progress = page.locator("#session-progress")
+    await expect(progress).to_have_attribute("value", "0")
+
+    async with live_server_proc.mcp("legacy", path="/mcp/progress") as client:
+        await client.call_tool("notify_ack", {"guid": guid})
+        await client.call_tool("send_progress", {"guid": guid, "percent": 40})
+        await expect(progress).to_have_attribute("value", "40")
+        await client.call_tool("send_status", {"guid": guid, "message": "Running the tests", "phase": "verifying"})
+        await expect(page.locator("#session-state")).to_contain_text("Running the tests")
+        await client.call_tool("send_progress", {"guid": guid, "percent": 90})
+        await expect(progress).to_have_attribute("value", "90")
+        await client.call_tool("send_response", {"guid": guid, "content": "All **green**."})
+        await client.call_tool("notify_complete", {"guid": guid, "success": True})
+
+    await expect(page.locator(".banner.ok")).to_contain_text("Completed successfully")
+    await expect(page.locator(".response strong")).to_have_text("green")
+    await expect(page.locator("svg.timeline polyline.progress")).to_have_count(1)
+    await page.screenshot(path=str(ARTIFACTS / "session-page.png"), full_page=True)
+    await page.goto(f"{live_server_proc.url}/sessions/")
+    await expect(page.locator("tr", has_text="Live session page")).to_contain_text("completed")

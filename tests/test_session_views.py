@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser, User
+from django.test import Client
+
+from lifecycle.consumers import SessionConsumer, SessionsOverviewConsumer
+from lifecycle.models import AgentSession
+from mcpapi.models import AgentToken
+
+
+@pytest.fixture
+def token(db: None) -> AgentToken:
+    return AgentToken.issue("agent-a")[0]
+
+
+def test_the_overview_lists_sessions_newest_first_and_filters_by_project(logged_in: Client, token: AgentToken) -> None:
+    AgentSession.open(token=token, name="Older", project="api")
+    AgentSession.open(token=token, name="Newer", project="web")
+    page = logged_in.get("/sessions/").content.decode()
+    assert page.index("Newer") < page.index("Older")
+    filtered = logged_in.get("/sessions/?project=api").content.decode()
+    assert "Older" in filtered and "Newer" not in filtered.split("<tbody")[1]
+
+
+def test_the_overview_shows_each_sessions_state(logged_in: Client, token: AgentToken) -> None:
+    working = AgentSession.open(token=token, name="Working one")
+    working.record("progress", percent=40)
+    done = AgentSession.open(token=token, name="Done one")
+    done.record("complete", success=False)
+    page = logged_in.get("/sessions/").content.decode()
+    assert "working" in page and "failed" in page
+
+
+def test_new_session_shows_the_guid_and_the_mcp_configuration(logged_in: Client, token: AgentToken) -> None:
+    response = logged_in.post(
+        "/sessions/new", {"name": "From the dashboard", "project": "web", "token": token.pk}, follow=True
+    )
+    session = AgentSession.objects.get(name="From the dashboard")
+    page = response.content.decode()
+    assert str(session.guid) in page
+    assert "/mcp/progress+maxsim" in page and "Authorization: Bearer" in page
+    assert session.token == token and session.project == "web"
+
+
+def test_new_session_needs_a_token(logged_in: Client, token: AgentToken) -> None:
+    response = logged_in.post("/sessions/new", {"name": "No token"})
+    assert response.status_code == 422
+    assert not AgentSession.objects.exists()
+
+
+def test_session_pages_need_a_login(client: Client, token: AgentToken) -> None:
+    session = AgentSession.open(token=token)
+    for path in ("/sessions/", f"/sessions/{session.guid}/", "/sessions/new"):
+        assert client.get(path).status_code == 302
+
+
+def test_the_session_page_renders_the_response_sanitised(logged_in: Client, token: AgentToken) -> None:
+    session = AgentSession.open(token=token)
+    session.record("response", content="**Done** <script>alert(1)</script>")
+    page = logged_in.get(f"/sessions/{session.guid}/").content.decode()
+    assert "<strong>Done</strong>" in page and "<script>alert" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_program_socket_refuses_anonymous_and_unknown_sessions() -> None:
+    anonymous = WebsocketCommunicator(SessionConsumer.as_asgi(), "/ws/sessions/x/")
+    anonymous.scope["user"] = AnonymousUser()
+    anonymous.scope["url_route"] = {"kwargs": {"guid": "5f0c1c5e-4a7e-4c43-9d4c-000000000000"}}
+    assert (await anonymous.connect())[0] is False
+
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    unknown = WebsocketCommunicator(SessionConsumer.as_asgi(), "/ws/sessions/x/")
+    unknown.scope["user"] = user
+    unknown.scope["url_route"] = {"kwargs": {"guid": "5f0c1c5e-4a7e-4c43-9d4c-000000000000"}}
+    connected, code = await unknown.connect()
+    assert not connected and code == 4404
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_overview_socket_pushes_rows_for_its_project() -> None:
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    token = await database_sync_to_async(lambda: AgentToken.issue("agent-a")[0])()
+    overview = WebsocketCommunicator(SessionsOverviewConsumer.as_asgi(), "/ws/sessions/?project=web")
+    overview.scope["user"] = user
+    assert (await overview.connect())[0]
+    await overview.receive_from()  # the current rows
+
+    web = await database_sync_to_async(AgentSession.open)(token=token, name="Web run", project="web")
+    await database_sync_to_async(AgentSession.open)(token=token, name="Api run", project="api")
+    await database_sync_to_async(web.record)("progress", percent=30)
+    html = ""
+    while "30%" not in html:
+        html = await overview.receive_from(timeout=5)
+    assert 'id="session-rows" hx-swap-oob="true"' in html
+    assert "Web run" in html and "Api run" not in html
+    await overview.disconnect()

@@ -1,0 +1,117 @@
+"""The session timeline SVG, parsed: a bar per phase, a marker per question, errors, progress, ticks."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from lifecycle import timeline
+from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
+from mcpapi.models import AgentToken
+from questions.models import Question
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def seed(length: timedelta) -> tuple[AgentSession, datetime]:
+    """A run of `length`: three phases, a plan, two questions, progress and an error."""
+    token, _ = AgentToken.issue("agent-a")
+    start = timezone.now() - length
+    session = AgentSession.open(token=token, name="Seeded")
+    AgentSession.objects.filter(pk=session.pk).update(created_at=start)
+    session.refresh_from_db()
+
+    def at(fraction: float) -> datetime:
+        return start + length * fraction
+
+    for kind, fraction, name in [
+        ("phase-started", 0.0, "Analyze"),
+        ("plan-started", 0.05, "Plan A"),
+        ("plan-completed", 0.2, "Plan A"),
+        ("phase-completed", 0.3, "Analyze"),
+        ("phase-started", 0.3, "Build"),
+        ("phase-completed", 0.7, "Build"),
+        ("phase-started", 0.7, "Verify"),
+    ]:
+        LifecycleEvent.objects.create(
+            event_type=kind,
+            phase_name=name,
+            asker=token,
+            asker_name="agent-a",
+            session=session,
+            created_at=at(fraction),
+        )
+    for fraction, percent in [(0.1, 10), (0.5, 60), (0.9, 90)]:
+        SessionEvent.objects.create(
+            session=session, type="progress", data={"percent": percent}, created_at=at(fraction)
+        )
+    SessionEvent.objects.create(
+        session=session, type="error", data={"error": "<b>boom</b>", "recoverable": True}, created_at=at(0.6)
+    )
+    for asked, answered in [(0.2, 0.25), (0.75, None)]:
+        question = Question.objects.create(
+            text=f"Q at {asked}",
+            asker=token,
+            asker_name="agent-a",
+            fingerprint="f",
+            session=session,
+            created_at=at(asked),
+        )
+        if answered is not None:
+            Question.objects.filter(pk=question.pk).update(status="answered", resolved_at=at(answered))
+    return session, start
+
+
+def parse(session: AgentSession) -> ET.Element:
+    return ET.fromstring(str(timeline.render(session)))
+
+
+def classes(element: ET.Element) -> set[str]:
+    return set(element.get("class", "").split())
+
+
+@pytest.mark.parametrize("length", [timedelta(minutes=4), timedelta(hours=6)], ids=["minutes", "hours"])
+def test_it_draws_a_bar_per_phase_and_a_marker_per_question(db: None, length: timedelta) -> None:
+    session, _ = seed(length)
+    svg = parse(session)
+    phases = [g for g in svg.iter(f"{SVG}g") if "phase" in classes(g)]
+    assert [g.get("data-label") for g in phases] == ["Analyze", "Build", "Verify"]
+    assert [("completed" in classes(g)) for g in phases] == [True, True, False]
+    plans = [g for g in svg.iter(f"{SVG}g") if "plan" in classes(g)]
+    assert [g.get("data-label") for g in plans] == ["Plan A"]
+
+    questions = [r for r in svg.iter(f"{SVG}rect") if "question" in classes(r)]
+    assert len(questions) == 2
+    waited = int(questions[0].get("data-wait-seconds", "0"))
+    assert abs(waited - length.total_seconds() * 0.05) <= 2
+    # The marker is as wide as the wait: the still-open one (0.75 to now) is wider than the answered one.
+    assert float(questions[1].get("width", 0)) > float(questions[0].get("width", 0))
+
+    errors = [g for g in svg.iter(f"{SVG}g") if "error" in classes(g)]
+    assert len(errors) == 1
+    assert "<b>boom</b>" in "".join(errors[0].itertext())  # escaped text, not markup
+
+    (line,) = [p for p in svg.iter(f"{SVG}polyline") if "progress" in classes(p)]
+    assert len(line.get("points", "").split()) == 3
+
+
+@pytest.mark.parametrize(
+    ("length", "label"),
+    [(timedelta(minutes=4), "+1m 00s"), (timedelta(hours=6), "+1h 00m")],
+    ids=["minutes", "hours"],
+)
+def test_ticks_suit_the_length_of_the_run(db: None, length: timedelta, label: str) -> None:
+    session, _ = seed(length)
+    ticks = [t.text for t in parse(session).iter(f"{SVG}text") if "tick-label" in classes(t)]
+    assert 3 <= len(ticks) <= 9, ticks
+    assert ticks[0] == "start" and label in ticks
+
+
+def test_phase_bars_keep_their_order_in_time(db: None) -> None:
+    session, _ = seed(timedelta(minutes=10))
+    svg = parse(session)
+    starts = [float(g.find(f"{SVG}rect").get("x", 0)) for g in svg.iter(f"{SVG}g") if "phase" in classes(g)]  # type: ignore[union-attr]
+    assert starts == sorted(starts) and len(set(starts)) == 3
