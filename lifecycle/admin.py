@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from lifecycle.models import LifecycleEvent
+from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 
 
 @admin.register(LifecycleEvent)
@@ -26,3 +26,26 @@ class LifecycleEventAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+class SessionEventInline(admin.TabularInline):
+    model = SessionEvent
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ("type", "data", "created_at")
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(AgentSession)
+class AgentSessionAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "project", "owner_name", "progress", "phase", "success", "created_at", "closed_at"]
+    list_filter = ["project", "owner_name", "phase", "success", "created_at"]
+    search_fields = ["name", "project", "owner_name", "status_message", "response"]
+    date_hierarchy = "created_at"
+    readonly_fields = (
+        "guid", "token", "owner_name", "created_at", "last_activity_at", "acked_at", "progress", "status_message",
+        "phase", "response", "completed_at", "success", "last_error", "error_recoverable",
+    )  # fmt: skip
+    inlines = [SessionEventInline]

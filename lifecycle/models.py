@@ -175,7 +175,7 @@ class AgentSession(models.Model):
             return f"idle for {int(idle // 60)} minutes"
         return "working"
 
-    def record(self, event_type: SessionEventType, **data: Any) -> SessionEvent:
+    def record(self, event_type: SessionEventType | str, **data: Any) -> SessionEvent:
         """Store one event and fold it into the session's state; pushed to every watcher on commit."""
         from lifecycle import live
 
@@ -186,6 +186,7 @@ class AgentSession(models.Model):
             if session.closed_at is not None:
                 raise SessionClosed(f"session {self.guid} is closed")
             now = timezone.now()
+            event_type = SessionEventType(event_type)
             event = SessionEvent.objects.create(session=session, type=event_type, data=data, created_at=now)
             changes: dict[str, Any] = {"last_activity_at": now}
             if event_type == SessionEventType.ACK:

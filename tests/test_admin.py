@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from lifecycle.models import LifecycleEvent
+from lifecycle.models import AgentSession, LifecycleEvent
 from mcpapi.models import AgentToken
 from questions.models import Question
 
@@ -21,6 +21,7 @@ def history(db: None) -> Question:
     question = Question.ask(asker=token, asker_name="agent-a", text="Which region?", options=[])[0]
     question.record_answer("eu-west-1", by_token=token)
     LifecycleEvent.record(asker=token, asker_name="agent-a", event_type="plan-started", phase_name="Plan")
+    AgentSession.open(token=token, name="Run", project="web").record("progress", percent=5)
     return question
 
 
@@ -33,6 +34,7 @@ def history(db: None) -> Question:
         "/admin/questions/answer/",
         "/admin/lifecycle/lifecycleevent/?event_type__exact=plan-started",
         "/admin/mcpapi/agenttoken/",
+        "/admin/lifecycle/agentsession/?project=web",
     ],
 )
 def test_the_admin_lists_the_history(admin_client: Client, history: Question, path: str) -> None:

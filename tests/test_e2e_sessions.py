@@ -37,7 +37,7 @@ EXPECTED = [
 
 
 async def receive_json(socket: Any, count: int) -> list[dict[str, Any]]:
-    messages = []
+    messages: list[dict[str, Any]] = []
     async with asyncio.timeout(10):
         while len(messages) < count:
             messages.append(json.loads(await socket.recv()))
