@@ -40,9 +40,7 @@ class SessionsOverviewConsumer(LiveConsumer):
     def current_state(self) -> list[str]:
         query = parse_qs(self.scope.get("query_string", b"").decode())
         project = query.get("project", [""])[0]
-        sessions = AgentSession.objects.all()
-        if project:
-            sessions = sessions.filter(project=project)
+        sessions = AgentSession.objects.for_overview(project)
         return [render_to_string("lifecycle/sessions.html#session-rows", {"sessions": sessions[:200], "oob": True})]
 
     async def sessions_changed(self, event: dict[str, Any]) -> None:

@@ -17,10 +17,8 @@ from mcpapi.models import AgentToken
 @require_GET
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
-    sessions = AgentSession.objects.all()
     project = request.GET.get("project", "")
-    if project:
-        sessions = sessions.filter(project=project)
+    sessions = AgentSession.objects.for_overview(project)
     projects = AgentSession.objects.exclude(project="").values_list("project", flat=True).distinct().order_by("project")
     return render(
         request,

@@ -97,3 +97,12 @@ async def test_the_overview_socket_pushes_rows_for_its_project() -> None:
     assert 'id="session-rows" hx-swap-oob="true"' in html
     assert "Web run" in html and "Api run" not in html
     await overview.disconnect()
+
+
+def test_the_overview_costs_the_same_queries_for_many_sessions(
+    logged_in: Client, token: AgentToken, django_assert_max_num_queries: object
+) -> None:
+    for n in range(30):
+        AgentSession.open(token=token, name=f"Run {n}")
+    with django_assert_max_num_queries(8):  # type: ignore[operator]
+        assert logged_in.get("/sessions/").status_code == 200
