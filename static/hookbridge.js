@@ -9,3 +9,10 @@ function setConnection(state, text) {
     badge.textContent = text;
   }
 }
+
+// A toast that has faded out leaves the page, so toasts do not pile up.
+document.addEventListener("animationend", (event) => {
+  if (event.target.classList && event.target.classList.contains("toast")) {
+    event.target.remove();
+  }
+});

@@ -268,3 +268,23 @@ async def test_the_session_page_follows_an_agent_live(live_server_proc: LiveServ
     await page.screenshot(path=str(ARTIFACTS / "session-page.png"), full_page=True)
     await page.goto(f"{live_server_proc.url}/sessions/")
     await expect(page.locator("tr", has_text="Live session page")).to_contain_text("completed")
+
+
+async def test_toasts_never_cover_what_a_person_clicks(live_server_proc: LiveServer, browser: Browser) -> None:
+    page = await browser.new_page(viewport={"width": 380, "height": 640})
+    await log_in(page, live_server_proc)
+    await page.evaluate(
+        """() => { for (let i = 0; i < 8; i++) {
+            const toast = document.createElement("p");
+            toast.className = "toast";
+            toast.textContent = "Answer sent " + i;
+            document.getElementById("toasts").append(toast); } }"""
+    )
+    box = await page.locator("#toasts").bounding_box()
+    assert box is not None
+    under = await page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('#toasts') === null",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    assert under, "a click on a toast must reach the page beneath it"
+    await expect(page.locator(".toast")).to_have_count(0, timeout=15_000)  # faded and removed
