@@ -244,6 +244,10 @@ class AgentSession(models.Model):
             if self.completed_at
             else None,
             "error": {"error": self.last_error, "recoverable": self.error_recoverable} if self.last_error else None,
+            "errors": [
+                {"error": e.data["error"], "recoverable": e.data["recoverable"], "timestamp": iso(e.created_at)}
+                for e in self.events.filter(type=SessionEventType.ERROR).order_by("created_at", "id")
+            ],
             "createdAt": iso(self.created_at),
             "lastActivityAt": iso(self.last_activity_at),
             "closedAt": iso(self.closed_at),

@@ -87,6 +87,9 @@ async def test_a_socket_that_connects_mid_run_gets_the_current_state_first(live_
             await client.call_tool("notify_error", {"guid": guid, "error": "Disk full", "recoverable": True})
             (live,) = await receive_json(socket, 1)
     assert without_timestamp(live, guid) == {"type": "error", "error": "Disk full", "recoverable": True}
+    state = (await live_server_proc.session_state(guid)).json()
+    assert state["error"] == {"error": "Disk full", "recoverable": True}
+    assert [(e["error"], e["recoverable"]) for e in state["errors"]] == [("Disk full", True)]
 
 
 @pytest.mark.parametrize(
