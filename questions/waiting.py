@@ -6,7 +6,9 @@ The row is the truth and a channel-layer message only a wake-up hint:
 2. we join the question's group first, then read the row (the answer may be
    there already);
 3. we wait on the layer in slices, re-reading the row after each one, so a lost
-   message costs one slice, never an answer.
+   message costs one slice, never an answer. A layer that fails (Redis
+   restarting) is logged and waited out slice by slice on the row alone; the
+   groups are joined again once it answers, since a restart forgets them.
 
 No database connection and no thread is held between reads: a waiting call is
 one coroutine parked on the channel layer.
@@ -87,8 +89,20 @@ async def wait_for_resolution(
     layer = get_channel_layer()
     channel = await layer.new_channel("hookbridge.wait")
     groups = (question_group(question_id), *extra_groups)
-    for group in groups:
-        await layer.group_add(group, channel)
+
+    async def join() -> bool:
+        try:
+            for group in groups:
+                await layer.group_add(group, channel)
+        except Exception:
+            # The layer is down (Redis restarting): keep waiting on the row alone.
+            logger.warning(
+                "Channel layer unavailable; question %s falls back to re-reading", question_id, exc_info=True
+            )
+            return False
+        return True
+
+    joined = await join()
     loop = asyncio.get_running_loop()
     started = loop.time()
     last_progress = started
@@ -122,9 +136,20 @@ async def wait_for_resolution(
                 timeout = min(timeout, policy.progress_interval - (now - last_progress))
             if time_left is not None:
                 timeout = min(timeout, time_left)
+            if not joined:
+                # Groups do not survive a Redis restart: join again once the layer answers.
+                joined = await join()
+            if not joined:
+                await asyncio.sleep(max(timeout, 0.01))
+                continue
             try:
                 message = await asyncio.wait_for(layer.receive(channel), max(timeout, 0.01))
             except TimeoutError:
+                continue
+            except Exception:
+                logger.warning("Channel layer failed while waiting on question %s", question_id, exc_info=True)
+                joined = False
+                await asyncio.sleep(max(timeout, 0.01))
                 continue
             if message.get("type") == "call.cancel":
                 logger.info("Question %s cancelled by its client", question_id)
