@@ -145,6 +145,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
     )
 
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # An unreachable server fails a request within seconds instead of hanging it.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("HOOKBRIDGE_DB_CONNECT_TIMEOUT", 5)
+    )
+
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CHANNEL_LAYERS = {

@@ -23,6 +23,7 @@ from typing import Any, cast
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import DatabaseError
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpapi import calls, toolsets
@@ -130,12 +131,25 @@ class MCPRouter:
         except toolsets.UnknownToolset as exc:
             await _send_json(send, 404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)})
             return
+        raw = _bearer(scope)
+        token = None
+        if raw:
+            try:
+                token = await database_sync_to_async(AgentToken.authenticate)(raw)
+            except DatabaseError:
+                logger.exception("The database is unreachable")
+                message = "Hook Bridge cannot reach its database right now; try again shortly."
+                await _send_json(send, 503, _jsonrpc_error(-32603, message))
+                return
+            # The SDK's token verifier reuses this look-up instead of repeating it.
+            calls.verified_token.set((raw, token))
         if scope["type"] == "http" and scope["method"] == "POST":
             body = await _read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
             if body is None:
                 await _send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
                 return
-            await _route_cancellation(scope, body)
+            if token is not None:
+                await _route_cancellation(token, body)
             receive = _replay(body, receive)
         # Every mount's app serves its endpoint at /mcp.
         scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
@@ -188,14 +202,10 @@ def _cancelled_request_ids(body: bytes) -> list[str]:
     return ids
 
 
-async def _route_cancellation(scope: Scope, body: bytes) -> None:
+async def _route_cancellation(token: AgentToken, body: bytes) -> None:
     request_ids = _cancelled_request_ids(body)
     if not request_ids:
         return
-    raw = _bearer(scope)
-    token = await database_sync_to_async(AgentToken.authenticate)(raw) if raw else None
-    if token is None:
-        return  # the SDK answers 401 right after
     layer = get_channel_layer()
     for request_id in request_ids:
         logger.info("Routing cancellation of request %s for token %s", request_id, token.name)
