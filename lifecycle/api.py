@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from lifecycle.models import AgentSession
 from mcpapi.auth import TokenRequest, token_required
+from mcpapi.models import Scope
 
 
 def _not_found(guid: object) -> JsonResponse:
@@ -19,7 +20,7 @@ def _not_found(guid: object) -> JsonResponse:
 
 @csrf_exempt
 @require_POST
-@token_required
+@token_required(Scope.AGENT)
 def session_create(request: TokenRequest) -> JsonResponse:
     try:
         payload = json.loads(request.body or b"{}")
@@ -39,7 +40,7 @@ def session_create(request: TokenRequest) -> JsonResponse:
 
 @csrf_exempt
 @require_http_methods(["GET", "DELETE"])
-@token_required
+@token_required(Scope.AGENT)
 def session_detail(request: HttpRequest, guid: uuid.UUID) -> JsonResponse:
     token = request.agent_token  # type: ignore[attr-defined]
     # Another token's session is answered exactly like an unknown one.

@@ -11,16 +11,16 @@ from mcpapi.models import AgentToken
 
 @admin.register(AgentToken)
 class AgentTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "created_at", "last_used_at", "is_active"]
-    list_filter = [("revoked_at", admin.EmptyFieldListFilter), "created_at"]
+    list_display = ["name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "is_active"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter), "created_at"]
     search_fields = ["name", "prefix"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
     actions = ["revoke"]
 
     def get_fields(self, request: HttpRequest, obj: AgentToken | None = None) -> list[Any]:
         if obj is None:
-            return ["name"]
-        return ["name", "prefix", "created_at", "last_used_at", "revoked_at"]
+            return ["name", "scope", "expires_at"]
+        return ["name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"]
 
     @admin.display(boolean=True, description="Active")
     def is_active(self, obj: AgentToken) -> bool:

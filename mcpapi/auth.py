@@ -8,7 +8,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from mcpapi.models import AgentToken
+from mcpapi.models import AgentToken, Scope
 
 
 class TokenRequest(HttpRequest):
@@ -22,17 +22,25 @@ def bearer_token(request: HttpRequest) -> str:
     return ""
 
 
-def token_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        token = AgentToken.authenticate(bearer_token(request))
-        if token is None:
-            response = JsonResponse(
-                {"error": "A valid 'Authorization: Bearer <token>' header is required."}, status=401
-            )
-            response["WWW-Authenticate"] = 'Bearer realm="hookbridge"'
-            return response
-        request.agent_token = token  # type: ignore[attr-defined]
-        return view(request, *args, **kwargs)
+def token_required(*scopes: Scope) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A valid bearer token (401 without one) whose scope is one of `scopes` (403 otherwise)."""
 
-    return wrapper
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            token = AgentToken.authenticate(bearer_token(request))
+            if token is None:
+                message = "A valid 'Authorization: Bearer <token>' header is required."
+                response = JsonResponse({"error": message}, status=401)
+                response["WWW-Authenticate"] = 'Bearer realm="hookbridge"'
+                return response
+            if token.scope not in scopes:
+                allowed = " or ".join(f"'{scope}'" for scope in scopes)
+                message = f"Token '{token.name}' has scope '{token.scope}'; this needs a token with scope {allowed}."
+                return JsonResponse({"error": message}, status=403)
+            request.agent_token = token  # type: ignore[attr-defined]
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator

@@ -28,6 +28,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcpapi import calls, toolsets
 from mcpapi.models import AgentToken
+from mcpapi.models import Scope as TokenScope
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +141,10 @@ class MCPRouter:
                 logger.exception("The database is unreachable")
                 message = "Hook Bridge cannot reach its database right now; try again shortly."
                 await _send_json(send, 503, _jsonrpc_error(-32603, message))
+                return
+            if token is not None and token.scope != TokenScope.AGENT:
+                message = f"Token '{token.name}' has scope '{token.scope}'; MCP tools need a token with scope 'agent'."
+                await _send_json(send, 403, _jsonrpc_error(-32600, message))
                 return
             # The SDK's token verifier reuses this look-up instead of repeating it.
             calls.verified_token.set((raw, token))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import models
 from django.utils import timezone
@@ -22,9 +22,17 @@ def digest(raw_token: str) -> str:
     return hashlib.sha256(raw_token.encode()).hexdigest()
 
 
+class Scope(models.TextChoices):
+    AGENT = "agent", "Agent: calls the MCP tools"
+    ANSWER = "answer", "Answering: answers and dismisses questions through the JSON API"
+
+
 class AgentTokenQuerySet(models.QuerySet["AgentToken"]):
     def active(self) -> AgentTokenQuerySet:
-        return self.filter(revoked_at__isnull=True)
+        """Neither revoked nor expired: checked on every request, so a revocation holds at once on every worker."""
+        return self.filter(revoked_at__isnull=True).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now())
+        )
 
 
 class AgentToken(models.Model):
@@ -35,6 +43,8 @@ class AgentToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.AGENT)
 
     objects = AgentTokenQuerySet.as_manager()
 
@@ -42,19 +52,23 @@ class AgentToken(models.Model):
         ordering = ["name", "created_at"]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
+        return f"{self.name} ({self.prefix}…, {self.scope})"
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > timezone.now())
 
     @classmethod
-    def issue(cls, name: str) -> tuple[AgentToken, str]:
+    def issue(
+        cls, name: str, *, scope: str = Scope.AGENT, expires_at: datetime | None = None
+    ) -> tuple[AgentToken, str]:
         """Create a token; the raw value is returned once and never stored."""
         name = name.strip()
         if not name:
             raise ValueError("a token needs a name")
-        token = cls(name=name)
+        if scope not in Scope.values:
+            raise ValueError(f"scope must be one of {', '.join(Scope.values)}")
+        token = cls(name=name, scope=scope, expires_at=expires_at)
         raw = token.set_new_secret()
         token.save()
         return token, raw

@@ -12,6 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from mcpapi.auth import TokenRequest, token_required
+from mcpapi.models import Scope
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 
 
@@ -51,7 +52,7 @@ def _bad(field: str, message: str) -> JsonResponse:
 
 
 @require_GET
-@token_required
+@token_required(Scope.AGENT, Scope.ANSWER)
 def question_list(request: HttpRequest) -> JsonResponse:
     questions = Question.objects.select_related("answer").order_by("created_at")
     status = request.GET.get("status")
@@ -64,7 +65,7 @@ def question_list(request: HttpRequest) -> JsonResponse:
 
 @csrf_exempt
 @require_POST
-@token_required
+@token_required(Scope.ANSWER)
 def mcp_answer(request: TokenRequest) -> JsonResponse:
     if len(request.body) > settings.HOOKBRIDGE_MAX_BODY_BYTES:
         return JsonResponse({"error": "request body too large"}, status=413)
@@ -103,7 +104,7 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
 
 @csrf_exempt
 @require_POST
-@token_required
+@token_required(Scope.ANSWER)
 def dismiss(request: TokenRequest, question_id: uuid.UUID) -> JsonResponse:
     question = Question.objects.filter(pk=question_id).first()
     if question is None:

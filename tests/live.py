@@ -47,7 +47,7 @@ def _manage(env: dict[str, str], *args: str) -> str:
 
 @dataclass
 class LiveServer:
-    """One daphne worker on a free port, with its own database, two agent tokens and a user."""
+    """One daphne worker on a free port, with its own database, two agent and two answering tokens, and a user."""
 
     env_overrides: dict[str, str] = field(default_factory=dict)
     port: int = 0
@@ -86,6 +86,8 @@ class LiveServer:
             _manage(env, "migrate", "--noinput", "-v0")
             for name in ("agent-a", "agent-b"):
                 self.tokens[name] = _manage(env, "create_token", name).strip().splitlines()[-1]
+            for name in ("answer-bot", "answer-bot-2"):
+                self.tokens[name] = _manage(env, "create_token", name, "--scope", "answer").strip().splitlines()[-1]
             env["DJANGO_SUPERUSER_PASSWORD"] = PASSWORD
             _manage(env, "createsuperuser", "--noinput", "--username", self.username, "--email", "a@example.com")
         self.start()
@@ -141,6 +143,10 @@ class LiveServer:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
+    def manage(self, *args: str) -> str:
+        """Run a management command against this server's database."""
+        return _manage(self.env, *args)
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
 
@@ -179,7 +185,7 @@ class LiveServer:
             await asyncio.sleep(0.05)
         raise AssertionError(f"no {status} question {text!r} appeared; server log:\n{self.log()[-3000:]}")
 
-    async def answer_via_api(self, question_id: str, answer: str, token_name: str = "agent-b") -> httpx2.Response:
+    async def answer_via_api(self, question_id: str, answer: object, token_name: str = "answer-bot") -> httpx2.Response:
         async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
             return await http.post(f"{self.url}/api/mcp-answer", json={"questionId": question_id, "answer": answer})
 

@@ -49,7 +49,7 @@ def test_a_question_page_shows_its_answer_read_only(admin_client: Client, histor
 
 
 def test_an_admin_creates_a_token_and_sees_it_once(admin_client: Client) -> None:
-    response = admin_client.post("/admin/mcpapi/agenttoken/add/", {"name": "ci-bot"}, follow=True)
+    response = admin_client.post("/admin/mcpapi/agenttoken/add/", {"name": "ci-bot", "scope": "answer"}, follow=True)
     shown = next(str(m) for m in response.context["messages"] if "shown once" in str(m))
     raw = shown.rsplit(" ", 1)[-1]
     assert AgentToken.authenticate(raw) == AgentToken.objects.get(name="ci-bot")

@@ -64,3 +64,11 @@ def test_a_token_records_its_last_use_at_most_once_a_minute(db: None) -> None:
     assert first is not None
     AgentToken.authenticate(raw)
     assert AgentToken.objects.get(pk=token.pk).last_used_at == first
+
+
+def test_create_token_takes_a_scope_and_an_expiry(db: None) -> None:
+    raw = run("create_token", "bot", "--scope", "answer", "--expires-in-days", "30").strip().splitlines()[-1]
+    token = AgentToken.authenticate(raw)
+    assert token is not None and token.scope == "answer" and token.expires_at is not None
+    with pytest.raises(CommandError):
+        run("create_token", "bot", "--expires-in-days", "0")

@@ -164,3 +164,35 @@ async def test_mcp_refuses_a_foreign_host_or_origin(live_server_proc: LiveServer
         response = await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)
     assert 400 <= response.status_code < 500
     assert response.status_code != 401
+
+
+async def test_an_agent_token_cannot_answer_and_an_answering_token_cannot_call_tools(
+    live_server_proc: LiveServer,
+) -> None:
+    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+        answered = await http.post(
+            "/api/mcp-answer", json={"questionId": "x", "answer": "y"}, headers=live_server_proc.auth("agent-a")
+        )
+        tools = await http.post("/mcp", json=INITIALIZE, headers={**live_server_proc.auth("answer-bot"), **MCP_HEADERS})
+        listed = await http.get("/api/questions", headers=live_server_proc.auth("answer-bot"))
+    assert answered.status_code == 403 and "scope 'answer'" in answered.json()["error"]
+    assert tools.status_code == 403 and "scope 'agent'" in tools.json()["error"]["message"]
+    assert listed.status_code == 200
+
+
+@pytest.mark.parametrize("how", ["revoked", "expired"])
+async def test_a_revoked_or_expired_token_is_refused_at_once(live_server_proc: LiveServer, how: str) -> None:
+    name = f"short-lived-{how}"
+    raw = live_server_proc.manage("create_token", name).strip().splitlines()[-1]
+    headers = {"Authorization": f"Bearer {raw}", **MCP_HEADERS}
+    async with httpx2.AsyncClient(headers=headers) as http:
+        assert (await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)).status_code == 200
+        change = "revoked_at" if how == "revoked" else "expires_at"
+        live_server_proc.manage(
+            "shell",
+            "-c",
+            "from django.utils import timezone; from mcpapi.models import AgentToken; "
+            f"AgentToken.objects.filter(name='{name}').update({change}=timezone.now())",
+        )
+        assert (await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)).status_code == 401
+        assert (await http.get(f"{live_server_proc.url}/api/questions")).status_code == 401

@@ -42,7 +42,7 @@ async def test_it_returns_the_answer_given_through_the_api(live_server_proc: Liv
 
     response = await live_server_proc.answer_via_api(question["id"], "PostgreSQL, please")
     assert response.status_code == 200
-    assert response.json()["answer"]["answeredBy"] == "agent-b"
+    assert response.json()["answer"]["answeredBy"] == "answer-bot"
 
     result = await asyncio.wait_for(call, 15)
     assert not result.is_error
@@ -99,12 +99,12 @@ async def test_the_first_answer_wins_and_a_second_gets_409(live_server_proc: Liv
     question = await live_server_proc.wait_for_question(text)
 
     first = await live_server_proc.answer_via_api(question["id"], "first")
-    second = await live_server_proc.answer_via_api(question["id"], "second", token_name="agent-a")
+    second = await live_server_proc.answer_via_api(question["id"], "second", token_name="answer-bot-2")
 
     assert first.status_code == 200
     assert second.status_code == 409
-    assert second.json()["answeredBy"] == "agent-b"
-    assert "already answered by agent-b" in second.json()["error"]
+    assert second.json()["answeredBy"] == "answer-bot"
+    assert "already answered by answer-bot" in second.json()["error"]
     assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "first"}
     stored = await live_server_proc.wait_for_question(text, status="answered")
     assert stored["answer"]["text"] == "first"

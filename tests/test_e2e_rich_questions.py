@@ -198,7 +198,7 @@ async def test_a_structured_answer_can_come_through_the_api(live_server_proc: Li
         "choose-next",
         arguments,
         title,
-        lambda q: live_server_proc.answer_via_api(q["id"], answer),  # type: ignore[arg-type]
+        lambda q: live_server_proc.answer_via_api(q["id"], answer),
     )
     assert result.structured_content == {
         "action": "selected",
@@ -231,14 +231,14 @@ async def test_a_dismissed_help_request_tells_the_agent_to_proceed(live_server_p
                 return await browser.post(f"/questions/{question['id']}/dismiss")
         import httpx2
 
-        async with httpx2.AsyncClient(headers=live_server_proc.auth("agent-b")) as http:
+        async with httpx2.AsyncClient(headers=live_server_proc.auth("answer-bot")) as http:
             return await http.post(f"{live_server_proc.url}/api/questions/{question['id']}/dismiss")
 
     result = await round_trip(live_server_proc, "/mcp/clifford", "request_help", arguments, text, dismiss)
     assert result.structured_content is not None
     assert result.structured_content["status"] == "dismissed"
     assert "proceed on your own judgement" in result.structured_content["message"]
-    who = live_server_proc.username if where == "dashboard" else "agent-b"
+    who = live_server_proc.username if where == "dashboard" else "answer-bot"
     assert f"dismissed by {who}" in result.structured_content["message"]
     assert json.loads(text_of(result))["status"] == "dismissed"
     stored = await live_server_proc.wait_for_question(text, status="cancelled")

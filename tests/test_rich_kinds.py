@@ -68,7 +68,7 @@ def test_choose_next_refuses_an_option_it_did_not_offer(logged_in: Client, choos
 
 
 def test_the_api_checks_a_structured_answer_and_names_the_field(choose_next: Question) -> None:
-    _, raw = AgentToken.issue("bot")
+    _, raw = AgentToken.issue("bot", scope="answer")
     api = Client(headers={"Authorization": f"Bearer {raw}"})
 
     def send(answer: object) -> Any:

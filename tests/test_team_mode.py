@@ -78,8 +78,8 @@ async def test_two_answers_on_two_workers_have_one_winner(workers: tuple[LiveSer
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
         question = await worker_a.wait_for_question(text)
         responses = await asyncio.gather(
-            worker_a.answer_via_api(question["id"], "from A", token_name="agent-a"),
-            worker_b.answer_via_api(question["id"], "from B", token_name="agent-b"),
+            worker_a.answer_via_api(question["id"], "from A", token_name="answer-bot"),
+            worker_b.answer_via_api(question["id"], "from B", token_name="answer-bot-2"),
         )
         result = await asyncio.wait_for(call, 10)
     assert sorted(r.status_code for r in responses) == [200, 409]

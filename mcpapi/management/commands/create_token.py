@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
-from mcpapi.models import AgentToken
+from mcpapi.models import AgentToken, Scope
 
 
 class Command(BaseCommand):
@@ -14,11 +16,24 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="Who is asking, e.g. 'claude-code' or 'alice-laptop'. Shown on the dashboard.")
+        parser.add_argument(
+            "--scope",
+            choices=Scope.values,
+            default=Scope.AGENT,
+            help="agent: calls the MCP tools (default); answer: answers questions through the JSON API.",
+        )
+        parser.add_argument("--expires-in-days", type=int, default=None, help="Refuse the token after this many days.")
 
-    def handle(self, *args: Any, name: str, **options: Any) -> None:
+    def handle(self, *args: Any, name: str, scope: str, expires_in_days: int | None, **options: Any) -> None:
+        if expires_in_days is not None and expires_in_days < 1:
+            raise CommandError("--expires-in-days must be at least 1")
+        expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
         try:
-            token, raw = AgentToken.issue(name)
+            token, raw = AgentToken.issue(name, scope=scope, expires_at=expires_at)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(f"Created token {token.prefix}… for '{token.name}'. It is shown once; store it now.")
+        until = f", expires {expires_at:%Y-%m-%d %H:%M} UTC" if expires_at else ""
+        self.stdout.write(
+            f"Created {scope} token {token.prefix}… for '{token.name}'{until}. It is shown once; store it now."
+        )
         self.stdout.write(raw)
