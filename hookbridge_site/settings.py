@@ -204,6 +204,8 @@ HOOKBRIDGE_MAX_ANSWER_LENGTH = env_int("HOOKBRIDGE_MAX_ANSWER_LENGTH", 20_000)
 HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)
 HOOKBRIDGE_MAX_BODY_BYTES = env_int("HOOKBRIDGE_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
+# New questions one token may ask per minute (re-attaching to an earlier one does not count); 0: no limit.
+HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60, minimum=0)
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
 HOOKBRIDGE_PUBLIC_URL = env.str("HOOKBRIDGE_PUBLIC_URL", default="http://127.0.0.1:8000")
 # Host headers and origins that /mcp accepts (the SDK's DNS-rebinding protection).
@@ -214,6 +216,21 @@ HOOKBRIDGE_MCP_ALLOWED_ORIGINS: list[str] = env.list(
     "HOOKBRIDGE_MCP_ALLOWED_ORIGINS",
     default=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
 )
+
+# Behind a TLS-terminating proxy (docs/deploy.md): trust its X-Forwarded-Proto and X-Forwarded-For.
+HOOKBRIDGE_TRUST_PROXY_HEADERS = env_bool("HOOKBRIDGE_TRUST_PROXY_HEADERS", False)
+if HOOKBRIDGE_TRUST_PROXY_HEADERS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# HTTPS settings. A server that answers only loopback hosts (local use) runs on plain
+# HTTP; a team server is behind TLS, and these default on (each can be turned off).
+_served_over_tls = not LOCAL_ONLY
+SECURE_SSL_REDIRECT = env_bool("HOOKBRIDGE_SSL_REDIRECT", _served_over_tls)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("HOOKBRIDGE_SECURE_COOKIES", _served_over_tls)
+SECURE_HSTS_SECONDS = env_int("HOOKBRIDGE_HSTS_SECONDS", 31_536_000 if _served_over_tls else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HOOKBRIDGE_HSTS_INCLUDE_SUBDOMAINS", _served_over_tls)
+SECURE_HSTS_PRELOAD = env_bool("HOOKBRIDGE_HSTS_PRELOAD", _served_over_tls)
+X_FRAME_OPTIONS = "DENY"
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
 LOGGING = {

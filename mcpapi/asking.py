@@ -10,12 +10,13 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
 from mcpapi import calls
 from mcpapi.models import AgentToken
 from questions.kinds import result_text
-from questions.models import CancelReason, Kind, Question, Status
+from questions.models import CancelReason, Kind, Question, RateLimited, Status
 from questions.waiting import WaitPolicy, wait_for_resolution
 
 logger = logging.getLogger(__name__)
@@ -105,15 +106,18 @@ async def ask_and_wait(
     timeout: float | None,
 ) -> CallToolResult:
     asker, asker_name = caller()
-    question, reattached = await database_sync_to_async(Question.ask)(
-        asker=asker,
-        asker_name=asker_name,
-        text=text,
-        options=options or [],
-        allow_free_text=allow_free_text,
-        kind=kind,
-        payload=payload or {},
-        timeout_seconds=timeout,
-    )
+    try:
+        question, reattached = await database_sync_to_async(Question.ask)(
+            asker=asker,
+            asker_name=asker_name,
+            text=text,
+            options=options or [],
+            allow_free_text=allow_free_text,
+            kind=kind,
+            payload=payload or {},
+            timeout_seconds=timeout,
+        )
+    except RateLimited as exc:
+        raise ToolError(str(exc)) from None
     logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
     return await wait(question, ctx, asker, tool)

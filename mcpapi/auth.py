@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from mcpapi.models import AgentToken, Scope
@@ -20,6 +21,15 @@ def bearer_token(request: HttpRequest) -> str:
     if header.lower().startswith("bearer "):
         return header[7:].strip()
     return ""
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """Where a request came from: behind a trusted proxy, the first X-Forwarded-For entry."""
+    if settings.HOOKBRIDGE_TRUST_PROXY_HEADERS:
+        forwarded = request.headers.get("X-Forwarded-For", "").split(",")[0].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR") or None
 
 
 def token_required(*scopes: Scope) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:

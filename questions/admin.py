@@ -3,16 +3,19 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin
-from django.http import HttpRequest
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
+from questions import exports
 from questions.models import Answer, Question
 
 ANSWER_FIELDS = (
-    "text", "structured", "option", "answered_by", "answered_by_user", "answered_by_token", "source", "created_at",
+    "text", "structured", "option", "answered_by", "answered_by_user", "answered_by_token", "source", "remote_addr",
+    "created_at",
 )  # fmt: skip
 QUESTION_FIELDS = (
-    "id", "kind", "text", "options", "allow_free_text", "details", "asker", "asker_name", "status",
+    "id", "kind", "text", "options", "allow_free_text", "details", "asker", "asker_name", "session", "status",
     "cancel_reason", "dismissed_by", "timeout_seconds", "created_at", "resolved_at", "delivered_at",
 )  # fmt: skip
 
@@ -39,13 +42,35 @@ class AnswerInline(StructuredAnswer, admin.StackedInline):
 
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "kind", "asker_name", "status", "answered_by", "created_at", "resolved_at"]
-    list_filter = ["status", "kind", "asker_name", "created_at"]
+    list_display = ["__str__", "kind", "asker_name", "status", "answered_by", "time_to_answer", "created_at"]
+    list_filter = ["status", "kind", "asker_name", "answer__answered_by", "session__project", "session", "created_at"]
+    actions = ["export_csv", "export_json"]
     search_fields = ["text", "answer__text", "asker_name", "answer__answered_by"]
     date_hierarchy = "created_at"
     fields = readonly_fields = QUESTION_FIELDS
     inlines = [AnswerInline]
-    list_select_related = ["answer"]
+    list_select_related = ["answer", "session"]
+
+    @admin.display(description="Time to answer")
+    def time_to_answer(self, obj: Question) -> str:
+        waited = obj.time_to_answer
+        if waited is None:
+            return "—"
+        minutes, seconds = divmod(int(waited.total_seconds()), 60)
+        return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
+
+    @admin.action(description="Export selected questions with their answers as CSV")
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Question]) -> HttpResponse:
+        response = HttpResponse(exports.as_csv(queryset.select_related("answer", "session")), content_type="text/csv")
+        response["Content-Disposition"] = 'attachment; filename="hookbridge-questions.csv"'
+        return response
+
+    @admin.action(description="Export selected questions with their answers as JSON")
+    def export_json(self, request: HttpRequest, queryset: QuerySet[Question]) -> HttpResponse:
+        body = exports.as_json(queryset.select_related("answer", "session"))
+        response = HttpResponse(body, content_type="application/json")
+        response["Content-Disposition"] = 'attachment; filename="hookbridge-questions.json"'
+        return response
 
     @admin.display(description="Answered by", ordering="answer__answered_by")
     def answered_by(self, obj: Question) -> str:
@@ -62,7 +87,7 @@ class QuestionAdmin(admin.ModelAdmin):
 
 @admin.register(Answer)
 class AnswerAdmin(StructuredAnswer, admin.ModelAdmin):
-    list_display = ["question", "text", "answered_by", "source", "created_at"]
+    list_display = ["question", "text", "answered_by", "source", "remote_addr", "created_at"]
     list_filter = ["source", "answered_by", "created_at"]
     search_fields = ["text", "question__text", "answered_by"]
     date_hierarchy = "created_at"

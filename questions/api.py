@@ -11,7 +11,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from mcpapi.auth import TokenRequest, token_required
+from mcpapi.auth import TokenRequest, client_address, token_required
 from mcpapi.models import Scope
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 
@@ -89,7 +89,7 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
     if question is None:
         return JsonResponse({"error": f"no question {question_id}"}, status=404)
     try:
-        question.record_answer(answer, by_token=request.agent_token, source="api")
+        question.record_answer(answer, by_token=request.agent_token, source="api", remote_addr=client_address(request))
     except InvalidAnswer as exc:
         return _bad(exc.field, str(exc))
     except AlreadyResolved as exc:

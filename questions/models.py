@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -20,7 +21,7 @@ from django.utils import timezone
 from mcpapi.models import AgentToken
 from questions.kinds import AGREEMENT_SCALE, InvalidAnswer, Reply, reply_from_value
 
-__all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "Status"]
+__all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "RateLimited", "Status"]
 
 
 class Status(models.TextChoices):
@@ -47,6 +48,10 @@ class Kind(models.TextChoices):
 
 class QuestionError(Exception):
     """A request about a question that cannot be carried out; the message says why."""
+
+
+class RateLimited(QuestionError):
+    pass
 
 
 class AlreadyResolved(QuestionError):
@@ -109,6 +114,7 @@ class Question(models.Model):
         indexes = [
             models.Index(fields=["status", "created_at"]),
             models.Index(fields=["asker", "fingerprint"]),
+            models.Index(fields=["asker", "created_at"]),
         ]
 
     def __str__(self) -> str:
@@ -118,6 +124,12 @@ class Question(models.Model):
     @property
     def group_name(self) -> str:
         return question_group(self.pk)
+
+    @property
+    def time_to_answer(self) -> timedelta | None:
+        if self.status != Status.ANSWERED or self.resolved_at is None:
+            return None
+        return self.resolved_at - self.created_at
 
     @property
     def is_pending(self) -> bool:
@@ -189,6 +201,13 @@ class Question(models.Model):
 
             from lifecycle.models import AgentSession
 
+            limit = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
+            if asker is not None and limit:
+                recent = cls.objects.filter(asker=asker, created_at__gte=timezone.now() - timedelta(minutes=1)).count()
+                if recent >= limit:
+                    raise RateLimited(
+                        f"rate limit: at most {limit} new questions a minute per token; try again shortly"
+                    )
             question = cls.objects.create(
                 session=AgentSession.active_for(asker),
                 kind=kind,
@@ -213,6 +232,7 @@ class Question(models.Model):
         by_user: Any = None,
         by_token: AgentToken | None = None,
         source: str = "dashboard",
+        remote_addr: str | None = None,
     ) -> Answer:
         """Record an answer; the first one wins and any later one raises AlreadyResolved.
 
@@ -253,6 +273,7 @@ class Question(models.Model):
                 answered_by_user=by_user if by_user is not None and by_user.is_authenticated else None,
                 answered_by_token=by_token,
                 source=source,
+                remote_addr=remote_addr,
                 created_at=now,
             )
             self.status, self.resolved_at = Status.ANSWERED, now
@@ -303,6 +324,7 @@ class Answer(models.Model):
     answered_by_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     answered_by_token = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
     source = models.CharField(max_length=16, default="dashboard")
+    remote_addr = models.GenericIPAddressField("from address", null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
 from lifecycle.models import LifecycleEvent
+from mcpapi.auth import client_address
 from questions.kinds import reply_from_form
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 
@@ -37,7 +38,9 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
 def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     question = get_object_or_404(Question, pk=question_id)
     try:
-        question.record_answer(reply=reply_from_form(question, request.POST), by_user=request.user)
+        question.record_answer(
+            reply=reply_from_form(question, request.POST), by_user=request.user, remote_addr=client_address(request)
+        )
     except InvalidAnswer as exc:
         context = {"question": question, "error": str(exc)}
         return render(request, "questions/dashboard.html#question-card", context, status=422)

@@ -74,6 +74,7 @@ class LiveServer:
                 "DATABASE_URL": f"sqlite:///{self.tmp / 'db.sqlite3'}",
                 "SECRET_KEY": "e2e-secret-key-not-for-production",
                 "HOOKBRIDGE_WAIT_SLICE": "0.5",
+                "HOOKBRIDGE_QUESTIONS_PER_MINUTE": "1000",
                 "PYTHONUNBUFFERED": "1",
             }
         )

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import csv
+import io
+import json
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -35,6 +39,8 @@ def history(db: None) -> Question:
         "/admin/lifecycle/lifecycleevent/?event_type__exact=plan-started",
         "/admin/mcpapi/agenttoken/",
         "/admin/lifecycle/agentsession/?project=web",
+        "/admin/questions/question/?answer__answered_by=agent-a",
+        "/admin/questions/question/?kind__exact=question&created_at__year=2026",
     ],
 )
 def test_the_admin_lists_the_history(admin_client: Client, history: Question, path: str) -> None:
@@ -62,3 +68,33 @@ def test_an_admin_revokes_a_token(admin_client: Client) -> None:
     )
     assert response.status_code == 200
     assert AgentToken.authenticate(raw) is None
+
+
+@pytest.mark.parametrize("action", ["export_csv", "export_json"])
+def test_an_admin_exports_questions_with_their_answers(admin_client: Client, history: Question, action: str) -> None:
+    response = admin_client.post(
+        "/admin/questions/question/", {"action": action, "_selected_action": [str(history.pk)]}
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    if action == "export_json":
+        (row,) = json.loads(body)
+        assert (row["question"], row["answer"], row["answered_by"], row["status"]) == (
+            "Which region?",
+            "eu-west-1",
+            "agent-a",
+            "answered",
+        )
+        assert row["seconds_to_answer"] is not None
+    else:
+        rows = list(csv.DictReader(io.StringIO(body)))
+        assert [(r["question"], r["answer"], r["answered_by"]) for r in rows] == [
+            ("Which region?", "eu-west-1", "agent-a")
+        ]
+
+
+def test_an_answer_records_the_address_it_came_from(logged_in: Client, history: Question) -> None:
+    token, _ = AgentToken.issue("agent-x")
+    question = Question.ask(asker=token, asker_name="agent-x", text="From where?", options=[])[0]
+    logged_in.post(f"/questions/{question.pk}/answer", {"answer": "here"}, REMOTE_ADDR="203.0.113.7")
+    assert Question.objects.get(pk=question.pk).answer.remote_addr == "203.0.113.7"

@@ -66,3 +66,23 @@ def test_a_bad_value_stops_the_start(env: dict[str, str], message: str) -> None:
     result = load_settings(**env)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_production_settings_pass_check_deploy_without_warnings() -> None:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("HOOKBRIDGE_", "DATABASE_URL", "REDIS_URL"))},
+        "DEBUG": "0",
+        "ALLOWED_HOSTS": "hooks.example.com",
+        "CSRF_TRUSTED_ORIGINS": "https://hooks.example.com",
+        "SECRET_KEY": "k3J9v!x2Qm@7Lp#4Zr$8Tw%1Ys^6Nb&0Hc*5Fd(9Gj)2Kl_8Mn+3Pq=7Rs4Tu6Vw",
+        "HOOKBRIDGE_TRUST_PROXY_HEADERS": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+from django.utils import timezone
+
+from lifecycle.models import AgentSession, LifecycleEvent
+from mcpapi.models import AgentToken
+from questions.models import Answer, Question, RateLimited, Status
+
+
+def ask(token: AgentToken, text: str) -> Question:
+    return Question.ask(asker=token, asker_name=token.name, text=text, options=[])[0]
+
+
+@pytest.fixture
+def token(db: None) -> AgentToken:
+    return AgentToken.issue("agent-a")[0]
+
+
+def test_purge_removes_old_history_and_keeps_what_is_recent_or_pending(token: AgentToken) -> None:
+    long_ago = timezone.now() - timedelta(days=120)
+    old = ask(token, "Old and answered?")
+    old.record_answer("yes", by_token=token)
+    old_pending = ask(token, "Old but still pending?")
+    recent = ask(token, "Recent?")
+    recent.record_answer("yes", by_token=token)
+    Question.objects.filter(pk__in=[old.pk, old_pending.pk]).update(created_at=long_ago)
+    LifecycleEvent.objects.create(event_type="plan-started", asker_name="a", created_at=long_ago)
+    LifecycleEvent.objects.create(event_type="plan-started", asker_name="a")
+    finished = AgentSession.open(token=token)
+    finished.close()
+    AgentSession.objects.filter(pk=finished.pk).update(last_activity_at=long_ago)
+    still_open = AgentSession.open(token=token)
+    AgentSession.objects.filter(pk=still_open.pk).update(last_activity_at=long_ago)
+
+    out = StringIO()
+    call_command("purge", "--older-than", "90d", "--dry-run", stdout=out)
+    assert "Would remove 1 questions" in out.getvalue() and "Would remove 1 sessions" in out.getvalue()
+    assert Question.objects.count() == 3
+
+    out = StringIO()
+    call_command("purge", "--older-than", "90d", stdout=out)
+    assert "Removed 1 questions (with their answers)" in out.getvalue()
+    assert "Removed 1 lifecycle events" in out.getvalue()
+    assert set(Question.objects.values_list("pk", flat=True)) == {old_pending.pk, recent.pk}
+    assert Answer.objects.count() == 1 and LifecycleEvent.objects.count() == 1
+    assert list(AgentSession.objects.values_list("pk", flat=True)) == [still_open.pk]
+    assert Question.objects.get(pk=old_pending.pk).status == Status.PENDING
+
+
+@pytest.mark.parametrize("age", ["90", "0d", "ninety days", "-5d"])
+def test_purge_refuses_a_bad_age(db: None, age: str) -> None:
+    with pytest.raises(CommandError, match="--older-than takes a positive age"):
+        call_command("purge", f"--older-than={age}", stdout=StringIO())
+
+
+@override_settings(HOOKBRIDGE_QUESTIONS_PER_MINUTE=3)
+def test_a_token_may_ask_only_so_many_new_questions_a_minute(token: AgentToken) -> None:
+    for n in range(3):
+        ask(token, f"Question {n}?")
+    with pytest.raises(RateLimited, match="at most 3 new questions a minute"):
+        ask(token, "One too many?")
+    assert ask(token, "Question 0?").text == "Question 0?"  # re-attaching is not a new question
+    other, _ = AgentToken.issue("agent-b")
+    assert ask(other, "Another token?").asker_name == "agent-b"
+    assert Question.objects.count() == 4
