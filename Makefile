@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: serve test lint install install-dev browser
+.PHONY: serve test lint install install-dev system-deps
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +20,19 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# Debian's chromium for the browser tests (never a downloaded browser build).
-browser:
-	@test -x /usr/bin/chromium || { \
-		echo "Installing Debian's chromium for the browser tests"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+# Debian's packages the tests drive: chromium for the browser tests (never a downloaded
+# browser build), nginx and openssl for the deployment test. The nginx service the
+# package starts is stopped again: the test runs its own.
+system-deps:
+	@missing=""; \
+	test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	command -v nginx >/dev/null || missing="$$missing nginx"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		(service nginx stop || nginx -s stop) >/dev/null 2>&1 || true; \
+	fi
 
 serve: export HOOKBRIDGE_PUBLIC_URL ?= http://$(HOST):$(PORT)
 serve: $(VENV)/.installed
@@ -37,5 +45,5 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 
-test: $(VENV)/.installed-dev browser lint
+test: $(VENV)/.installed-dev system-deps lint
 	$(VENV)/bin/pytest

@@ -22,8 +22,8 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 async def browser() -> AsyncIterator[Browser]:
     if not Path(CHROMIUM).exists():  # noqa: ASYNC240 - once, before the browser starts
         if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (make browser)")
-        pytest.skip(f"{CHROMIUM} is not installed (make browser installs it)")
+            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (make system-deps)")
+        pytest.skip(f"{CHROMIUM} is not installed (make system-deps installs it)")
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM,
