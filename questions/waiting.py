@@ -87,11 +87,14 @@ async def wait_for_resolution(
     from mcpapi import calls
 
     layer = get_channel_layer()
-    channel = await layer.new_channel("hookbridge.wait")
+    channel: str | None = None
     groups = (question_group(question_id), *extra_groups)
 
     async def join() -> bool:
+        nonlocal channel
         try:
+            if channel is None:
+                channel = await layer.new_channel("hookbridge.wait")
             for group in groups:
                 await layer.group_add(group, channel)
         except Exception:
@@ -142,6 +145,7 @@ async def wait_for_resolution(
             if not joined:
                 await asyncio.sleep(max(timeout, 0.01))
                 continue
+            assert channel is not None
             try:
                 message = await asyncio.wait_for(layer.receive(channel), max(timeout, 0.01))
             except TimeoutError:
@@ -165,7 +169,7 @@ async def wait_for_resolution(
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            for group in groups:
+            for group in groups if channel is not None else ():
                 try:
                     await layer.group_discard(group, channel)
                 except Exception:
