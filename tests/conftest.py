@@ -57,3 +57,9 @@ def timeout_server() -> Iterator[LiveServer]:
 def askme_timeout_server() -> Iterator[LiveServer]:
     """A worker whose Ask-Me questions time out after 1.5 s."""
     yield from _serve(HOOKBRIDGE_ASKME_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
+
+
+@pytest.fixture(scope="session")
+def rate_limited_server() -> Iterator[LiveServer]:
+    """A worker where a token may ask 2 new questions a minute."""
+    yield from _serve(HOOKBRIDGE_QUESTIONS_PER_MINUTE="2", HOOKBRIDGE_MAX_HOLD="0.5")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx2
@@ -97,6 +98,11 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
         "options",
     ),
     ("ask_question", {"question": "x" * 20_001}, "question"),
+    (
+        "ask_question",
+        {"question": "Pick", "options": [{"value": str(n), "label": str(n)} for n in range(21)]},
+        "options",
+    ),
     ("wait_for_answer", {"question_id": "not-an-id"}, "question_id"),
 ]
 
@@ -196,3 +202,26 @@ async def test_a_revoked_or_expired_token_is_refused_at_once(live_server_proc: L
         )
         assert (await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)).status_code == 401
         assert (await http.get(f"{live_server_proc.url}/api/questions")).status_code == 401
+
+
+async def test_a_token_asking_too_fast_gets_a_clear_error(rate_limited_server: LiveServer) -> None:
+    async with rate_limited_server.mcp("legacy") as client:
+        for n in range(2):
+            held = await client.call_tool("ask_question", {"question": f"Allowed {n}?"})
+            assert not held.is_error  # returned "still pending" after the short hold
+        refused = await client.call_tool("ask_question", {"question": "One too many?"})
+        again = await client.call_tool("ask_question", {"question": "Allowed 0?"})  # re-attaching still works
+    assert refused.is_error and "rate limit: at most 2 new questions a minute" in text_of(refused)
+    assert not again.is_error
+    assert "One too many?" not in [q["question"] for q in await rate_limited_server.questions()]
+
+
+async def test_an_over_long_answer_is_refused_and_changes_nothing(live_server_proc: LiveServer) -> None:
+    text = "How long may an answer be?"
+    async with live_server_proc.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        question = await live_server_proc.wait_for_question(text)
+        too_long = await live_server_proc.answer_via_api(question["id"], "x" * 20_001)
+        assert too_long.status_code == 400 and too_long.json()["field"] == "answer"
+        assert (await live_server_proc.answer_via_api(question["id"], "short")).status_code == 200
+        assert (await asyncio.wait_for(call, 10)).structured_content == {"answer": "short"}
