@@ -233,6 +233,7 @@ class Question(models.Model):
         by_token: AgentToken | None = None,
         source: str = "dashboard",
         remote_addr: str | None = None,
+        by_name: str | None = None,
     ) -> Answer:
         """Record an answer; the first one wins and any later one raises AlreadyResolved.
 
@@ -243,7 +244,9 @@ class Question(models.Model):
 
         if reply is None:
             reply = reply_from_value(self, text, option)
-        if by_user is not None and by_user.is_authenticated:
+        if by_name:
+            answered_by = by_name
+        elif by_user is not None and by_user.is_authenticated:
             answered_by = by_user.get_username()
         elif by_token is not None:
             answered_by = by_token.name
