@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
-PORT ?= 8000
+PORT ?=
 
 .PHONY: serve test lint install install-dev system-deps
 
@@ -34,11 +34,9 @@ system-deps:
 		(service nginx stop || nginx -s stop) >/dev/null 2>&1 || true; \
 	fi
 
-serve: export HOOKBRIDGE_PUBLIC_URL ?= http://$(HOST):$(PORT)
+# PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
-	$(PY) manage.py migrate --noinput -v0
-	$(PY) manage.py bootstrap_local --url http://$(HOST):$(PORT)
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) hookbridge_site.asgi:application
+	$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT))
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

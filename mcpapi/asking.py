@@ -26,8 +26,8 @@ def caller() -> tuple[AgentToken | None, str]:
     """The token the request came with (unsaved: only its pk and name are needed)."""
     access = get_access_token()
     if access is None:
-        # Only reachable without HTTP auth (in-process use, stdio later).
-        return None, "local agent"
+        # Only reachable without HTTP auth: stdio without a token.
+        return None, calls.local_asker_name.get()
     name = str((access.claims or {}).get("name", access.client_id))
     return AgentToken(pk=int(access.client_id), name=name), name
 

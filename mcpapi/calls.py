@@ -24,3 +24,6 @@ def call_group(token_id: int | str, request_id: str) -> str:
 # (raw token, the token it authenticated as) for the request in hand: the /mcp
 # router looks the token up once, and the SDK's verifier reuses the result.
 verified_token: ContextVar[tuple[str, AgentToken | None] | None] = ContextVar("verified_token", default=None)
+
+# Who asks when there is no token (stdio without --token): set by mcp_stdio.
+local_asker_name: ContextVar[str] = ContextVar("local_asker_name", default="local agent")

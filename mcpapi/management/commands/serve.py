@@ -1,0 +1,59 @@
+"""Start Hook Bridge for local use: pick a port, set up a login and a token, run daphne."""
+
+from __future__ import annotations
+
+import errno
+import socket
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+FIRST_PORT, LAST_PORT = 8000, 8099
+
+
+def port_is_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+def choose_port(host: str, port: int | None) -> int:
+    if port is not None:
+        if not port_is_free(host, port):
+            raise CommandError(f"port {port} is already taken on {host}; pick another with --port, or leave --port out")
+        return port
+    for candidate in range(FIRST_PORT, LAST_PORT + 1):
+        if port_is_free(host, candidate):
+            return candidate
+    raise CommandError(f"no free port between {FIRST_PORT} and {LAST_PORT} on {host}; pass one with --port")
+
+
+class Command(BaseCommand):
+    help = "Start the server: the first free port from 8000 up (or --port exactly), with a local login and token."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=None, help="exactly this port (an error if it is taken)")
+        parser.add_argument("--no-bootstrap", action="store_true", help="skip migrate and the local login/token")
+
+    def handle(self, *args: Any, host: str, port: int | None, no_bootstrap: bool, **options: Any) -> None:
+        chosen = choose_port(host, port)
+        url = f"http://{host}:{chosen}"
+        # Messages to agents name where to answer; unless configured, that is here.
+        if settings.HOOKBRIDGE_PUBLIC_URL == "http://127.0.0.1:8000":
+            settings.HOOKBRIDGE_PUBLIC_URL = url
+        if not no_bootstrap:
+            call_command("migrate", interactive=False, verbosity=0)
+            call_command("bootstrap_local", url=url, stdout=self.stdout)
+        self.stdout.write(f"Hook Bridge is listening on {url}/", ending="\n")
+        self.stdout.flush()
+        from daphne.cli import CommandLineInterface
+
+        CommandLineInterface().run(["-b", host, "-p", str(chosen), "hookbridge_site.asgi:application"])
