@@ -194,6 +194,10 @@ HOOKBRIDGE_ASKME_TIMEOUT = (
     if os.environ.get("HOOKBRIDGE_ASKME_TIMEOUT", "").strip().lower() != "none"
     else HOOKBRIDGE_QUESTION_TIMEOUT
 )
+# Slack-compatible incoming webhook told of every new question (empty: none).
+HOOKBRIDGE_WEBHOOK_URL = env.str("HOOKBRIDGE_WEBHOOK_URL", default="")
+if HOOKBRIDGE_WEBHOOK_URL and not HOOKBRIDGE_WEBHOOK_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"HOOKBRIDGE_WEBHOOK_URL must be an http(s) URL, got {HOOKBRIDGE_WEBHOOK_URL!r}")
 # A session with no activity for this long shows as idle on the overview.
 HOOKBRIDGE_IDLE_AFTER = required_seconds("HOOKBRIDGE_IDLE_AFTER", 300.0)
 # The tool sets /mcp serves; /mcp/<set>+<set> picks others (validated when the app loads).

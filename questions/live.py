@@ -10,8 +10,12 @@ from hookbridge_site import broadcast
 from questions.models import Question, question_group
 
 
-def question_asked(question_id: uuid.UUID) -> None:
+def question_asked(question_id: uuid.UUID, *, new: bool = True) -> None:
     question = Question.objects.get(pk=question_id)
+    if new:
+        from questions import webhook
+
+        webhook.notify_new_question(question)
     html = render_to_string(
         "questions/dashboard.html#question-added",
         {"question": question, "pending_count": Question.objects.pending().count()},

@@ -196,7 +196,7 @@ class Question(models.Model):
                         status=Status.PENDING, cancel_reason="", resolved_at=None
                     )
                     earlier.refresh_from_db()
-                    transaction.on_commit(lambda: live.question_asked(earlier.pk), robust=True)
+                    transaction.on_commit(lambda: live.question_asked(earlier.pk, new=False), robust=True)
                 return earlier, True
 
             from lifecycle.models import AgentSession

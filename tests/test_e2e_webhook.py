@@ -1,0 +1,76 @@
+"""HOOKBRIDGE_WEBHOOK_URL: a Slack-style post for every new question, never delaying the tool call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from tests.live import LiveServer
+
+pytestmark = [pytest.mark.e2e]
+
+
+class Receiver:
+    """A local HTTP receiver; with hang=True it takes requests and never answers."""
+
+    def __init__(self, hang: bool) -> None:
+        self.received: list[dict[str, Any]] = []
+        self.release = threading.Event()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.received.append(json.loads(body))
+                if hang:
+                    receiver.release.wait(30)
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+
+
+@pytest.fixture(params=[False, True], ids=["answering receiver", "hanging receiver"])
+def hooked(request: pytest.FixtureRequest) -> Iterator[tuple[LiveServer, Receiver]]:
+    receiver = Receiver(hang=request.param)
+    server = LiveServer(env_overrides={"HOOKBRIDGE_WEBHOOK_URL": receiver.url, "HOOKBRIDGE_MAX_HOLD": "60"})
+    server.setup()
+    yield server, receiver
+    server.close()
+    receiver.close()
+
+
+async def test_a_new_question_is_posted_without_delaying_the_call(hooked: tuple[LiveServer, Receiver]) -> None:
+    server, receiver = hooked
+    text = "Post me to the team channel?"
+    async with server.mcp("legacy") as client:
+        started = time.monotonic()
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        question = await server.wait_for_question(text)
+        await server.answer_via_api(question["id"], "posted")
+        result = await asyncio.wait_for(call, 10)
+        took = time.monotonic() - started
+    assert result.structured_content == {"answer": "posted"}
+    assert took < 4, f"the call took {took:.1f}s"
+    deadline = time.monotonic() + 5
+    while not receiver.received and time.monotonic() < deadline:  # noqa: ASYNC110 - filled by another thread
+        await asyncio.sleep(0.05)
+    (posted,) = receiver.received
+    assert posted["text"].startswith("*agent-a* asks: Post me to the team channel?")
+    assert f"/questions/{question['id']}/" in posted["text"]
