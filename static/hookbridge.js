@@ -16,3 +16,65 @@ document.addEventListener("animationend", (event) => {
     event.target.remove();
   }
 });
+
+// The tab title counts the waiting questions, so a background tab still shows them.
+const baseTitle = document.title;
+function updateTitle() {
+  const count = parseInt((document.getElementById("pending-count") || {}).textContent || "0", 10);
+  document.title = count > 0 ? `(${count}) ${baseTitle}` : baseTitle;
+}
+document.addEventListener("DOMContentLoaded", () => {
+  updateTitle();
+  showNotifyState();
+});
+document.addEventListener("htmx:oobAfterSwap", updateTitle);
+document.addEventListener("htmx:wsAfterMessage", (event) => {
+  updateTitle();
+  const html = event.detail.message || "";
+  if (html.includes("beforeend:#question-list")) {
+    announce(html);
+  }
+});
+
+// Opt-in browser notifications and a short sound when a question arrives.
+function notifyEnabled() {
+  return localStorage.getItem("hookbridge-notify") === "on" && "Notification" in window
+    && Notification.permission === "granted";
+}
+
+function showNotifyState() {
+  const button = document.getElementById("notify-toggle");
+  if (!button) return;
+  const on = notifyEnabled();
+  button.textContent = on ? "Notifications on" : "Notify me of new questions";
+  button.setAttribute("aria-pressed", on ? "true" : "false");
+}
+
+document.addEventListener("click", async (event) => {
+  if (!event.target.closest || !event.target.closest("#notify-toggle")) return;
+  if (notifyEnabled()) {
+    localStorage.setItem("hookbridge-notify", "off");
+  } else if ("Notification" in window) {
+    const permission = await Notification.requestPermission();
+    localStorage.setItem("hookbridge-notify", permission === "granted" ? "on" : "off");
+  }
+  showNotifyState();
+});
+
+function announce(html) {
+  if (!notifyEnabled()) return;
+  const card = new DOMParser().parseFromString(html, "text/html").querySelector("article.question");
+  const asker = card ? card.querySelector(".asker").textContent.trim() : "An agent";
+  const body = card ? (card.querySelector(".markdown, dd, legend") || card).textContent.trim().slice(0, 200) : "";
+  new Notification(`${asker} asks`, { body, tag: card ? card.id : undefined });
+  try {
+    const audio = new AudioContext();
+    const tone = audio.createOscillator();
+    tone.frequency.value = 880;
+    tone.connect(audio.destination);
+    tone.start();
+    tone.stop(audio.currentTime + 0.15);
+  } catch (error) {
+    // No sound is no reason to miss the notification.
+  }
+}

@@ -288,3 +288,34 @@ async def test_toasts_never_cover_what_a_person_clicks(live_server_proc: LiveSer
     )
     assert under, "a click on a toast must reach the page beneath it"
     await expect(page.locator(".toast")).to_have_count(0, timeout=15_000)  # faded and removed
+
+
+async def test_the_title_counts_waiting_questions_and_opted_in_notifications_fire(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    context = await browser.new_context()
+    # Stand in for the browser's Notification API (headless has no notification centre).
+    await context.add_init_script(
+        """window.__notified = [];
+        window.Notification = function (title, options) { window.__notified.push([title, options.body]); };
+        window.Notification.permission = "granted";
+        window.Notification.requestPermission = async () => "granted";"""
+    )
+    page = await context.new_page()
+    await log_in(page, live_server_proc)
+    toggle = page.get_by_role("button", name="Notify me of new questions")
+    await toggle.click()
+    await expect(page.locator("#notify-toggle")).to_have_text("Notifications on")
+
+    text = "Will the tab title count me?"
+    async with live_server_proc.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        await expect(page.locator("article.question", has_text=text)).to_be_visible(timeout=10_000)
+        count = int(await page.locator("#pending-count").inner_text())
+        await expect(page).to_have_title(f"({count}) Questions · Hook Bridge")
+        notified = await page.evaluate("window.__notified")
+        assert ["agent-a asks", text] in [list(n) for n in notified]
+        question = await live_server_proc.wait_for_question(text)
+        await live_server_proc.answer_via_api(question["id"], "counted")
+        await asyncio.wait_for(call, 10)
+    await context.close()
