@@ -239,6 +239,10 @@ SECURE_HSTS_PRELOAD = env_bool("HOOKBRIDGE_HSTS_PRELOAD", _served_over_tls)
 X_FRAME_OPTIONS = "DENY"
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+# Debug lines for every tool call and wake-up (stderr, like every log line).
+HOOKBRIDGE_DEBUG = env_bool("HOOKBRIDGE_DEBUG", False)
+# serve --open: open the dashboard when a question arrives and nobody is watching.
+HOOKBRIDGE_OPEN_BROWSER = env_bool("HOOKBRIDGE_OPEN_BROWSER", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -249,5 +253,6 @@ LOGGING = {
     "loggers": {
         "mcp": {"level": env.str("MCP_LOG_LEVEL", default="WARNING").upper()},
         "httpx": {"level": "WARNING"},
+        **{app: {"level": "DEBUG"} for app in ("mcpapi", "questions", "lifecycle") if HOOKBRIDGE_DEBUG},
     },
 }

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import webbrowser
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -94,6 +96,26 @@ async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool:
     return outcome(final, tool)
 
 
+async def open_dashboard_if_unwatched(question: Question) -> str | None:
+    """serve --open: open the question in the browser if no dashboard is open here.
+
+    Returns a note for the agent (and so the user) when it could not be opened.
+    """
+    from questions import consumers
+
+    if not settings.HOOKBRIDGE_OPEN_BROWSER or consumers.connected > 0:
+        return None
+    url = f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question.pk}/"
+    try:
+        opened = await asyncio.to_thread(webbrowser.open, url)
+    except Exception:
+        logger.warning("Could not open a browser", exc_info=True)
+        opened = False
+    if opened:
+        return None
+    return f"Nobody has the Hook Bridge dashboard open and no browser could be opened: answer at {url}"
+
+
 async def ask_and_wait(
     ctx: Context,
     *,
@@ -120,4 +142,10 @@ async def ask_and_wait(
     except RateLimited as exc:
         raise ToolError(str(exc)) from None
     logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
-    return await wait(question, ctx, asker, tool)
+    note = None if reattached else await open_dashboard_if_unwatched(question)
+    if note:
+        await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
+    result = await wait(question, ctx, asker, tool)
+    if note:
+        result.content.append(TextContent(type="text", text=note))
+    return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -9,12 +10,15 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.transport_security import TransportSecuritySettings
 
 from mcpapi import calls, toolsets
 from mcpapi.models import AgentToken, digest
+
+logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Hook Bridge connects you to the people on your team: its tools block until someone answers on "
@@ -38,6 +42,17 @@ class TokenVerifier:
         return AccessToken(token=digest(token), client_id=str(agent.pk), scopes=[], claims={"name": agent.name})
 
 
+async def log_requests(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """HOOKBRIDGE_DEBUG: one debug line for every inbound request, tool calls with their arguments."""
+    if logger.isEnabledFor(logging.DEBUG):
+        params = dict(ctx.params or {})
+        if ctx.method == "tools/call":
+            logger.debug("tool call %s %s (request %s)", params.get("name"), params.get("arguments"), ctx.request_id)
+        else:
+            logger.debug("%s (request %s)", ctx.method, ctx.request_id)
+    return await call_next(ctx)
+
+
 def build_server(sets: Iterable[str]) -> MCPServer:
     sets = tuple(sets)
     server: MCPServer = MCPServer(
@@ -47,6 +62,7 @@ def build_server(sets: Iterable[str]) -> MCPServer:
         token_verifier=TokenVerifier(),
         auth=AuthSettings(issuer_url=settings.HOOKBRIDGE_PUBLIC_URL, resource_server_url=None),
         log_level="WARNING",
+        middleware=[log_requests],
     )
     for name, tool in toolsets.tools(sets):
         server.add_tool(tool, name=name)

@@ -10,10 +10,22 @@ from hookbridge_site.consumers import LiveConsumer
 from lifecycle.models import LifecycleEvent
 from questions.models import Question
 
+# Open dashboards in this process: serve --open opens one only when nobody is watching.
+connected = 0
+
 
 class DashboardConsumer(LiveConsumer):
     async def group_for(self) -> str:
+        global connected
+        connected += 1
+        self.counted = True
         return DASHBOARD_GROUP
+
+    async def disconnect(self, code: int) -> None:
+        global connected
+        if getattr(self, "counted", False):
+            connected -= 1
+        await super().disconnect(code)
 
     @database_sync_to_async
     def current_state(self) -> list[str]:

@@ -155,6 +155,7 @@ async def wait_for_resolution(
                 joined = False
                 await asyncio.sleep(max(timeout, 0.01))
                 continue
+            logger.debug("wake-up %s for question %s", message.get("type"), question_id)
             if message.get("type") == "call.cancel":
                 logger.info("Question %s cancelled by its client", question_id)
                 await _cancel(question, CancelReason.CLIENT_CANCELLED)

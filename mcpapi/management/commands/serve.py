@@ -42,9 +42,14 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=None, help="exactly this port (an error if it is taken)")
         parser.add_argument("--no-bootstrap", action="store_true", help="skip migrate and the local login/token")
+        parser.add_argument(
+            "--open", action="store_true", help="open the dashboard when a question arrives and none is open"
+        )
 
     def handle(self, *args: Any, host: str, port: int | None, no_bootstrap: bool, **options: Any) -> None:
         chosen = choose_port(host, port)
+        if options["open"]:
+            settings.HOOKBRIDGE_OPEN_BROWSER = True
         url = f"http://{host}:{chosen}"
         # Messages to agents name where to answer; unless configured, that is here.
         if settings.HOOKBRIDGE_PUBLIC_URL == "http://127.0.0.1:8000":
