@@ -7,11 +7,13 @@ import uuid
 from django.template.loader import render_to_string
 
 from hookbridge_site import broadcast
+from questions import watcher
 from questions.models import Question, question_group
 
 
 def question_asked(question_id: uuid.UUID, *, new: bool = True) -> None:
     question = Question.objects.get(pk=question_id)
+    watcher.note_pushed(question.pk, pending=True)
     if new:
         from questions import webhook
 
@@ -35,6 +37,7 @@ def question_resolved(question_id: uuid.UUID) -> None:
     # Wake the waiting call first: it is what an agent is blocked on.
     broadcast.send(question_group(question_id), {"type": "question.resolved"})
     question = Question.objects.select_related("answer").get(pk=question_id)
+    watcher.note_pushed(question.pk, pending=False)
     html = render_to_string(
         "questions/dashboard.html#question-removed",
         {"question": question, "pending_count": Question.objects.pending().count()},

@@ -6,12 +6,14 @@ import asyncio
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.live import ROOT, LiveServer
+from tests.live import ROOT, LiveServer, receive_until
 
 pytestmark = [pytest.mark.e2e]
 
@@ -47,7 +49,7 @@ async def test_without_a_token_the_os_user_asks(live_server_proc: LiveServer) ->
     assert question["asker"].endswith("(stdio)")
 
 
-def test_nothing_but_protocol_messages_reaches_stdout(live_server_proc: LiveServer) -> None:
+def test_nothing_but_protocol_messages_reaches_stdout(live_server_proc: LiveServer, tmp_path: Path) -> None:
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
@@ -58,20 +60,26 @@ def test_nothing_but_protocol_messages_reaches_stdout(live_server_proc: LiveServ
          "params": {"name": "submit_lifecycle_event", "arguments": {"event_type": "bogus"}}},
     ]  # fmt: skip
     env = {**live_server_proc.env, "LOG_LEVEL": "DEBUG", "MCP_LOG_LEVEL": "DEBUG"}
-    result = subprocess.run(
+    errors = tmp_path / "stderr.log"  # a file, not a pipe: a full pipe would stall the server
+    process = subprocess.Popen(
         [sys.executable, "manage.py", "mcp_stdio", "--token", live_server_proc.tokens["agent-a"]],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
-    parsed = [json.loads(line) for line in lines]  # fails on any stray non-JSON line
+        cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors.open("w"), text=True,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+    process.stdin.flush()
+    parsed: list[dict[str, Any]] = []
+    # Read every reply before closing stdin: EOF ends the server, and with it any call still running.
+    while {1, 2, 3, 4} - {message.get("id") for message in parsed}:
+        line = process.stdout.readline()
+        assert line, "the server closed stdout before answering every request"
+        if line.strip():
+            parsed.append(json.loads(line))  # fails on any stray non-JSON line
+    process.stdin.close()
+    parsed += [json.loads(line) for line in process.stdout.read().splitlines() if line.strip()]
+    process.wait(30)
     assert all(message.get("jsonrpc") == "2.0" for message in parsed)
-    assert {message.get("id") for message in parsed} >= {1, 2, 3, 4}
-    assert "DEBUG" in result.stderr, "the debug logging went somewhere other than stderr"
+    assert "DEBUG" in errors.read_text(), "the debug logging went somewhere other than stderr"
 
 
 def test_a_wrong_token_or_tool_set_is_refused(live_server_proc: LiveServer) -> None:
@@ -84,3 +92,16 @@ def test_a_wrong_token_or_tool_set_is_refused(live_server_proc: LiveServer) -> N
             capture_output=True, text=True, timeout=60, input="",
         )  # fmt: skip
         assert result.returncode != 0 and needle in result.stderr
+
+
+async def test_a_stdio_question_shows_live_on_the_web_dashboard(live_server_proc: LiveServer) -> None:
+    """Two processes on the in-memory layer: the web server's watcher picks the question up."""
+    text = "Do you see my stdio question live?"
+    async with live_server_proc.login() as browser, live_server_proc.dashboard_socket(browser) as dashboard:
+        await receive_until(dashboard, 'id="question-list"')
+        async with Client(stdio(live_server_proc, "--token", live_server_proc.tokens["agent-a"])) as client:
+            call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+            await receive_until(dashboard, text, timeout=10)
+            question = await live_server_proc.wait_for_question(text)
+            await live_server_proc.answer_via_api(question["id"], "seen it")
+            assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "seen it"}

@@ -1,0 +1,65 @@
+"""Keeping dashboards current when another process changes questions, on the in-memory layer.
+
+The in-memory channel layer lives in one process, so a question asked through
+`mcp_stdio` (another process, same database) sends its push nowhere the web
+server can hear. While dashboards are open, this watcher compares the pending
+questions in the database with what this process has pushed, every wait slice,
+and sends the current state when they differ. With Redis every process shares
+the layer and the watcher never runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from channels.db import database_sync_to_async
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
+
+from hookbridge_site.broadcast import DASHBOARD_GROUP
+from questions.models import Question
+
+logger = logging.getLogger(__name__)
+
+# Pending question ids as this process's dashboards last saw them.
+known_pending: set[str] = set()
+_task: asyncio.Task[None] | None = None
+
+
+def note_pushed(question_id: object, pending: bool) -> None:
+    """Called for every push this process makes, so the watcher does not repeat it."""
+    if pending:
+        known_pending.add(str(question_id))
+    else:
+        known_pending.discard(str(question_id))
+
+
+@database_sync_to_async
+def _pending_ids() -> set[str]:
+    return {str(pk) for pk in Question.objects.pending().values_list("pk", flat=True)}
+
+
+async def _watch() -> None:
+    from questions import consumers
+
+    layer = get_channel_layer()
+    while consumers.connected > 0:
+        await asyncio.sleep(settings.HOOKBRIDGE_WAIT_SLICE)
+        try:
+            pending = await _pending_ids()
+            if pending != known_pending:
+                known_pending.clear()
+                known_pending.update(pending)
+                for html in await consumers.DashboardConsumer.render_state():
+                    await layer.group_send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})
+        except Exception:
+            logger.warning("Dashboard watcher failed; trying again next slice", exc_info=True)
+
+
+def ensure_running() -> None:
+    global _task
+    if not isinstance(get_channel_layer(), InMemoryChannelLayer):
+        return
+    if _task is None or _task.done():
+        _task = asyncio.get_running_loop().create_task(_watch(), name="dashboard-watcher")
