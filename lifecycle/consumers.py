@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 
 from hookbridge_site.consumers import LiveConsumer
 from lifecycle import live as lifecycle_live
-from lifecycle.models import AgentSession
+from lifecycle.models import AgentSession, SessionEventType
 
 
 def _session(scope: dict[str, Any]) -> AgentSession | None:
@@ -61,8 +61,9 @@ class SessionConsumer(LiveConsumer):
         session = _session(self.scope)
         assert session is not None
         # The latest event of each type, in the order they happened: what a reconnecting client needs.
-        latest = {event.type: event for event in session.events.order_by("created_at", "id")}
-        ordered = sorted(latest.values(), key=lambda event: (event.created_at, event.id))
+        # One indexed look-up per type: a long run has thousands of progress events.
+        latest = [session.events.filter(type=kind).last() for kind in SessionEventType.values]
+        ordered = sorted((e for e in latest if e is not None), key=lambda event: (event.created_at, event.id))
         return [json.dumps(event.message()) for event in ordered]
 
     async def session_message(self, event: dict[str, Any]) -> None:

@@ -262,6 +262,7 @@ class SessionEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "type", "created_at"])]
 
     def __str__(self) -> str:
         return f"{self.type} {self.data}"

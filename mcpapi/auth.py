@@ -16,11 +16,15 @@ class TokenRequest(HttpRequest):
     agent_token: AgentToken
 
 
-def bearer_token(request: HttpRequest) -> str:
-    header = request.headers.get("Authorization", "")
+def parse_bearer(header: str) -> str:
+    """The token in an `Authorization: Bearer <token>` header value, or "" for anything else."""
     if header.lower().startswith("bearer "):
         return header[7:].strip()
     return ""
+
+
+def bearer_token(request: HttpRequest) -> str:
+    return parse_bearer(request.headers.get("Authorization", ""))
 
 
 def client_address(request: HttpRequest) -> str | None:

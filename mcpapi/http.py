@@ -27,6 +27,7 @@ from django.db import DatabaseError
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpapi import calls, toolsets
+from mcpapi.auth import parse_bearer
 from mcpapi.models import AgentToken
 from mcpapi.models import Scope as TokenScope
 
@@ -220,9 +221,7 @@ async def _route_cancellation(token: AgentToken, body: bytes) -> None:
 def _bearer(scope: Scope) -> str:
     for key, value in scope.get("headers", []):
         if key == b"authorization":
-            text = value.decode("latin-1")
-            if text.lower().startswith("bearer "):
-                return text[7:].strip()
+            return parse_bearer(value.decode("latin-1"))
     return ""
 
 

@@ -17,14 +17,19 @@ connected = 0
 
 class DashboardConsumer(LiveConsumer):
     async def group_for(self) -> str:
-        global connected
-        connected += 1
-        self.counted = True
         return DASHBOARD_GROUP
+
+    async def connect(self) -> None:
+        global connected
+        await super().connect()
+        if self.group:  # accepted: a refused visitor never joined
+            connected += 1
+            # Runs while dashboards are counted here; it stops when the last one closes.
+            watcher.ensure_running()
 
     async def disconnect(self, code: int) -> None:
         global connected
-        if getattr(self, "counted", False):
+        if self.group:
             connected -= 1
         await super().disconnect(code)
 
@@ -39,5 +44,4 @@ class DashboardConsumer(LiveConsumer):
         return [render_to_string("questions/dashboard.html#live-state", context)]
 
     async def current_state(self) -> list[str]:
-        watcher.ensure_running()
         return await self.render_state()

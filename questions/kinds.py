@@ -7,6 +7,7 @@ tool result). The tools in mcpapi only build questions and hand results back.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -229,8 +230,6 @@ def reply_from_value(question: Question, value: Any, option: Any = None) -> Repl
 
 def result_text(question: Question, data: dict[str, Any]) -> str:
     """The readable text content of a tool result."""
-    import json
-
     if question.kind == "multiple-choice":
         return f"{question.answer.text}\n\n{data['instruction']}\n\n{json.dumps(data, ensure_ascii=False)}"
     if question.kind in ("hypothesis", "choose-next"):
