@@ -212,6 +212,28 @@ HOOKBRIDGE_MAX_BODY_BYTES = env_int("HOOKBRIDGE_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
 # New questions one token may ask per minute (re-attaching to an earlier one does not count); 0: no limit.
 HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60, minimum=0)
+
+
+def env_directory(name: str, default: Path | None) -> Path | None:
+    """An existing folder, resolved (symlinks followed) so containment checks compare real paths."""
+    raw = os.environ.get(name, "").strip()
+    if raw == "":
+        return default
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        raise ImproperlyConfigured(f"{name} must name an existing folder, got {raw!r}")
+    return path.resolve()
+
+
+# The hooks tool set (/mcp/hooks): plugins whose han-config.json describe the team's
+# checks, and the folder they run in (the server's working directory by default).
+HOOKBRIDGE_PLUGINS_DIR = env_directory("HOOKBRIDGE_PLUGINS_DIR", None)
+HOOKBRIDGE_WORKSPACE = env_directory("HOOKBRIDGE_WORKSPACE", Path.cwd().resolve())
+# A hook's default timeout (its config may set its own); the whole process group is killed then.
+HOOKBRIDGE_HOOK_TIMEOUT = required_seconds("HOOKBRIDGE_HOOK_TIMEOUT", 600.0)
+# Output kept per directory of a run (stdout and stderr together); the rest is cut and the cut stated.
+HOOKBRIDGE_HOOK_OUTPUT_LIMIT = env_int("HOOKBRIDGE_HOOK_OUTPUT_LIMIT", 64 * 1024, minimum=1024)
+
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
 HOOKBRIDGE_PUBLIC_URL = env.str("HOOKBRIDGE_PUBLIC_URL", default="http://127.0.0.1:8000")
 # Host headers and origins that /mcp accepts (the SDK's DNS-rebinding protection).

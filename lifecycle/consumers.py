@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 
 from hookbridge_site.consumers import LiveConsumer
 from lifecycle import live as lifecycle_live
-from lifecycle.models import AgentSession, SessionEventType
+from lifecycle.models import AgentSession, HookRun, SessionEventType
 
 
 def _session(scope: dict[str, Any]) -> AgentSession | None:
@@ -30,6 +30,23 @@ class SessionPageConsumer(LiveConsumer):
     def current_state(self) -> list[str]:
         session = _session(self.scope)
         return [render_to_string("lifecycle/session.html#live-parts", {"session": session, "oob": True})]
+
+
+class HookRunPageConsumer(LiveConsumer):
+    """One hook run's page: its directories fill in as they finish."""
+
+    def _run(self) -> HookRun | None:
+        run_id = uuid.UUID(str(self.scope["url_route"]["kwargs"]["run_id"]))
+        return HookRun.objects.prefetch_related("directories").filter(pk=run_id).first()
+
+    @database_sync_to_async
+    def group_for(self) -> str:
+        run = self._run()
+        return lifecycle_live.run_group(run.pk) if run else ""
+
+    @database_sync_to_async
+    def current_state(self) -> list[str]:
+        return [render_to_string("lifecycle/hook_run.html#run-live", {"run": self._run(), "oob": True})]
 
 
 class SessionsOverviewConsumer(LiveConsumer):

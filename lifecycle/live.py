@@ -7,9 +7,13 @@ import uuid
 from django.template.loader import render_to_string
 
 from hookbridge_site import broadcast
-from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
+from lifecycle.models import AgentSession, HookRun, LifecycleEvent, SessionEvent
 
 OVERVIEW_GROUP = "sessions"
+
+
+def run_group(run_id: uuid.UUID) -> str:
+    return f"hook-run.{run_id.hex}"
 
 
 def page_group(guid: uuid.UUID) -> str:
@@ -38,3 +42,15 @@ def session_changed(guid: uuid.UUID) -> None:
     broadcast.send(page_group(guid), {"type": "dashboard.html", "html": page})
     # Each overview renders its own rows: it may be filtered by project.
     broadcast.send(OVERVIEW_GROUP, {"type": "sessions.changed"})
+
+
+def hook_run_started(run_id: uuid.UUID) -> None:
+    run = HookRun.objects.prefetch_related("directories").get(pk=run_id)
+    broadcast.to_dashboards(render_to_string("lifecycle/hook_runs.html#hook-run-added", {"run": run}))
+
+
+def hook_run_changed(run_id: uuid.UUID) -> None:
+    run = HookRun.objects.prefetch_related("directories").get(pk=run_id)
+    broadcast.to_dashboards(render_to_string("lifecycle/hook_runs.html#hook-run", {"run": run, "oob": True}))
+    page = render_to_string("lifecycle/hook_run.html#run-live", {"run": run, "oob": True})
+    broadcast.send(run_group(run_id), {"type": "dashboard.html", "html": page})

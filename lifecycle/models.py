@@ -270,3 +270,18 @@ class SessionEvent(models.Model):
     def message(self) -> dict[str, Any]:
         """The event as programs get it on /ws/sessions/<guid>/."""
         return {"type": self.type, "guid": str(self.session_id), **self.data, "timestamp": self.created_at.isoformat()}
+
+
+# Defined in their own module; imported here so Django finds them with the app's models.
+from lifecycle.hook_runs import HookRun, HookRunDirectory  # noqa: E402
+
+__all__ = [
+    "AgentSession",
+    "EventType",
+    "HookRun",
+    "HookRunDirectory",
+    "LifecycleEvent",
+    "Phase",
+    "SessionEvent",
+    "SessionEventType",
+]

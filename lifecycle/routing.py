@@ -8,4 +8,5 @@ websocket_urlpatterns = [
     path("ws/sessions/", consumers.SessionsOverviewConsumer.as_asgi()),
     path("ws/sessions/<uuid:guid>/", consumers.SessionConsumer.as_asgi()),
     path("ws/sessions/<uuid:guid>/page/", consumers.SessionPageConsumer.as_asgi()),
+    path("ws/hooks/runs/<uuid:run_id>/", consumers.HookRunPageConsumer.as_asgi()),
 ]

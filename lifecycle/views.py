@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from lifecycle.models import AgentSession
+from lifecycle.models import AgentSession, HookRun
 from mcpapi.models import AgentToken
 
 
@@ -56,3 +56,10 @@ def session_new(request: HttpRequest) -> HttpResponse:
         {"tokens": tokens, "error": error, "public_url": settings.HOOKBRIDGE_PUBLIC_URL},
         status=422 if error else 200,
     )
+
+
+@require_GET
+@login_required
+def hook_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
+    run = get_object_or_404(HookRun.objects.prefetch_related("directories"), pk=run_id)
+    return render(request, "lifecycle/hook_run.html", {"run": run})

@@ -72,14 +72,14 @@ def outcome(question: Question, tool: str = "the same tool") -> CallToolResult:
     return _status("cancelled", question, message, is_error=True)
 
 
-def _has_progress_token(ctx: Context) -> bool:
+def has_progress_token(ctx: Context) -> bool:
     meta = ctx.request_context.meta or {}
     return meta.get("progress_token") is not None or meta.get("progressToken") is not None
 
 
 async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool: str) -> CallToolResult:
     """Block until the question is resolved (or the hold runs out) and build the result."""
-    with_progress = _has_progress_token(ctx)
+    with_progress = has_progress_token(ctx)
 
     async def progress(elapsed: float, message: str) -> None:
         await ctx.report_progress(elapsed, None, message)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
+
+import anyio
+from channels.layers import get_channel_layer
 
 if TYPE_CHECKING:
     from mcpapi.models import AgentToken
@@ -19,6 +25,53 @@ def call_group(token_id: int | str, request_id: str) -> str:
     """The channel-layer group of one in-flight call, keyed by (token, JSON-RPC request id)."""
     key = hashlib.sha256(f"{token_id}:{request_id}".encode()).hexdigest()[:40]
     return f"mcpcall.{key}"
+
+
+logger = logging.getLogger(__name__)
+
+
+@asynccontextmanager
+async def cancel_scope_for_call(token_id: int | None, request_id: str | int | None) -> AsyncIterator[anyio.CancelScope]:
+    """A cancel scope that the client's notifications/cancelled for this call cancels.
+
+    Over stateless HTTP the cancellation arrives as a POST of its own, possibly on another
+    worker; the /mcp router relays it to the call's group. Without a token (stdio) the
+    SDK cancels the handler itself, so the scope is a plain one.
+    """
+    with anyio.CancelScope() as scope:
+        if token_id is None or request_id is None:
+            yield scope
+            return
+        layer = get_channel_layer()
+        group = call_group(token_id, str(request_id))
+        try:
+            channel = await layer.new_channel("hookbridge.call")
+            await layer.group_add(group, channel)
+        except Exception:
+            logger.warning("Channel layer unavailable: call %s cannot be cancelled by notification", request_id)
+            yield scope
+            return
+
+        async def listen() -> None:
+            try:
+                while (await layer.receive(channel)).get("type") != "call.cancel":
+                    pass
+            except Exception:
+                logger.warning("Channel layer failed: call %s cannot be cancelled by notification", request_id)
+                return
+            logger.info("Call %s cancelled by its client", request_id)
+            scope.cancel()
+
+        listener = asyncio.create_task(listen())
+        try:
+            yield scope
+        finally:
+            listener.cancel()
+            with anyio.CancelScope(shield=True):
+                try:
+                    await layer.group_discard(group, channel)
+                except Exception:
+                    logger.warning("Could not leave group %s", group, exc_info=True)
 
 
 # (raw token, the token it authenticated as) for the request in hand: the /mcp

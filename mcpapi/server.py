@@ -64,8 +64,10 @@ def build_server(sets: Iterable[str]) -> MCPServer:
         log_level="WARNING",
         middleware=[log_requests],
     )
-    for name, tool in toolsets.tools(sets):
-        server.add_tool(tool, name=name)
+    for tool in toolsets.tools(sets):
+        server.add_tool(
+            tool.fn, name=tool.name, title=tool.title, description=tool.description, annotations=tool.annotations
+        )
     for name, prompt in toolsets.prompts(sets):
         server.add_prompt(Prompt.from_function(prompt, name=name))
     return server

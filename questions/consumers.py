@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 
 from hookbridge_site.broadcast import DASHBOARD_GROUP
 from hookbridge_site.consumers import LiveConsumer
-from lifecycle.models import LifecycleEvent
+from lifecycle.models import HookRun, LifecycleEvent
 from questions import watcher
 from questions.models import Question
 
@@ -40,7 +40,13 @@ class DashboardConsumer(LiveConsumer):
         watcher.known_pending.clear()
         watcher.known_pending.update(str(q.pk) for q in pending)
         last_event = LifecycleEvent.latest()
-        context = {"pending": pending, "pending_count": len(pending), "last_event": last_event, "oob": True}
+        context = {
+            "pending": pending,
+            "pending_count": len(pending),
+            "last_event": last_event,
+            "hook_runs": HookRun.recent(),
+            "oob": True,
+        }
         return [render_to_string("questions/dashboard.html#live-state", context)]
 
     async def current_state(self) -> list[str]:

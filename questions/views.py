@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from lifecycle.models import LifecycleEvent
+from lifecycle.models import HookRun, LifecycleEvent
 from mcpapi.auth import client_address
 from questions.kinds import reply_from_form
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
@@ -29,6 +29,7 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
         "pending": pending,
         "pending_count": len(pending),
         "last_event": LifecycleEvent.latest(),
+        "hook_runs": HookRun.recent(),
     }
     return render(request, "questions/dashboard.html", context)
 

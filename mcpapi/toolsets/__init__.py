@@ -6,9 +6,16 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
-from mcpapi.toolsets import askme, clifford, maxsim, progress
+from mcpapi.toolsets import askme, clifford, hooks, maxsim, progress
+from mcpapi.toolsets.entries import ToolEntry
 
-TOOLSETS: dict[str, ModuleType] = {"maxsim": maxsim, "askme": askme, "clifford": clifford, "progress": progress}
+TOOLSETS: dict[str, ModuleType] = {
+    "maxsim": maxsim,
+    "askme": askme,
+    "clifford": clifford,
+    "progress": progress,
+    "hooks": hooks,
+}
 
 
 class UnknownToolset(ValueError):
@@ -32,8 +39,21 @@ def _named(entries: Iterable[Any]) -> list[tuple[str, Callable[..., Any]]]:
     return [entry if isinstance(entry, tuple) else (entry.__name__, entry) for entry in entries]
 
 
-def tools(sets: Iterable[str]) -> list[tuple[str, Callable[..., Any]]]:
-    return [entry for name in sets for entry in _named(TOOLSETS[name].TOOLS)]
+def _entries(module: ModuleType) -> list[ToolEntry]:
+    # A set with a tools() function finds its tools at run time (hooks: from the plugins folder).
+    found = module.tools() if hasattr(module, "tools") else module.TOOLS
+    return [ToolEntry.of(entry) for entry in found]
+
+
+def tools(sets: Iterable[str]) -> list[ToolEntry]:
+    return [entry for name in sets for entry in _entries(TOOLSETS[name])]
+
+
+def builtin_tool_names() -> set[str]:
+    """Names of the tools the fixed sets define: a hook may not take one."""
+    return {
+        ToolEntry.of(entry).name for module in TOOLSETS.values() if hasattr(module, "TOOLS") for entry in module.TOOLS
+    }
 
 
 def prompts(sets: Iterable[str]) -> list[tuple[str, Callable[..., Any]]]:

@@ -1,0 +1,1 @@
+"""Command hooks: a team's checks, described per plugin in han-config.json, run as MCP tools."""

@@ -1,0 +1,414 @@
+"""The hooks tool set over real HTTP: discovery, runs across marker folders, safety, timeouts, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.live import ROOT, LiveServer, receive_until, text_of
+
+pytestmark = [pytest.mark.e2e]
+
+LINT = (
+    'echo "lint in ${PWD##*/}"; echo "$PWD" >> "$HOOK_TEST_LOG"; '
+    'if [ -f FAIL ]; then echo "lint error in ${PWD##*/}" >&2; exit 3; fi'
+)
+# Starts a child that would sleep for five minutes, notes its pid, and waits for it.
+SLEEPER = 'sleep 300 & echo $! > "$HOOK_TEST_PIDS/{name}.pid"; wait'
+
+PLUGINS: dict[str, dict[str, Any]] = {
+    "jutsu-typescript/han-config.json": {
+        "hooks": {
+            "lint": {
+                "command": LINT,
+                "dirsWith": ["package.json"],
+                "description": "Lints the TypeScript code.",
+                "triggers": ["lint the code", "check the style"],
+            },
+            "typecheck": {"command": "echo typecheck", "annotations": {"title": "Check Types", "readOnlyHint": True}},
+        }
+    },
+    "do-shell/hooks/han-config.json": {
+        "hooks": {
+            "whereami": {"command": 'pwd; echo "$PWD" >> "$HOOK_TEST_LOG"'},
+            "sleepy": {"command": SLEEPER.format(name="sleepy"), "timeout": 1.5},
+            "slow": {"command": SLEEPER.format(name="slow")},
+            "env": {"command": 'echo "root=$CLAUDE_PLUGIN_ROOT"; echo "secret=${SECRET_KEY:-unset}"'},
+            "noisy": {"command": "head -c 20000 /dev/zero | tr '\\0' x; echo; echo the-end; exit 1"},
+        }
+    },
+    "broken/han-config.json": {"hooks": {"lint": {"dirsWith": ["package.json"]}}},
+}
+
+
+class HookWorld:
+    """A plugins folder, a workspace with three packages (one failing), and a folder outside it."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.plugins = base / "plugins"
+        self.workspace = base / "workspace"
+        self.outside = base / "outside"
+        self.log = base / "ran.log"
+        self.pids = base / "pids"
+        for relative, config in PLUGINS.items():
+            path = self.plugins / relative
+            path.parent.mkdir(parents=True)
+            path.write_text(json.dumps(config))
+        for package in ("a", "b", "c"):
+            (self.workspace / "packages" / package).mkdir(parents=True)
+            (self.workspace / "packages" / package / "package.json").write_text("{}")
+        (self.workspace / "packages" / "b" / "FAIL").write_text("")
+        (self.workspace / "node_modules" / "dep").mkdir(parents=True)
+        (self.workspace / "node_modules" / "dep" / "package.json").write_text("{}")
+        self.outside.mkdir()
+        (self.outside / "package.json").write_text("{}")
+        (self.workspace / "escape").symlink_to(self.outside, target_is_directory=True)
+        (self.workspace / "$(touch pwned)").mkdir()
+        self.pids.mkdir()
+        self.log.write_text("")
+
+    def ran(self) -> list[str]:
+        return [
+            Path(line).relative_to(self.workspace.resolve()).as_posix() for line in self.log.read_text().splitlines()
+        ]
+
+    def runs(self, server: LiveServer) -> list[dict[str, Any]]:
+        with sqlite3.connect(server.tmp / "db.sqlite3") as db:
+            db.row_factory = sqlite3.Row
+            return [dict(row) for row in db.execute("SELECT * FROM lifecycle_hookrun ORDER BY started_at")]
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[HookWorld]:
+    with tempfile.TemporaryDirectory(prefix="hookbridge-hooks-") as base:
+        yield HookWorld(Path(base))
+
+
+@pytest.fixture(scope="module")
+def hooks_server(world: HookWorld) -> Iterator[LiveServer]:
+    server = LiveServer(
+        env_overrides={
+            "HOOKBRIDGE_PLUGINS_DIR": str(world.plugins),
+            "HOOKBRIDGE_WORKSPACE": str(world.workspace),
+            "HOOKBRIDGE_HOOK_OUTPUT_LIMIT": "4096",
+            "HOOKBRIDGE_PROGRESS_INTERVAL": "0.5",
+            "HOOK_TEST_LOG": str(world.log),
+            "HOOK_TEST_PIDS": str(world.pids),
+        }
+    )
+    server.setup()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(autouse=True)
+def fresh_log(world: HookWorld) -> None:
+    world.log.write_text("")
+
+
+def alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for init to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+async def wait_for_file(path: Path, timeout: float = 10) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{path} never appeared")
+
+
+async def gone_within(pid: int, timeout: float = 6) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+# --- discovery -------------------------------------------------------------------------------------
+
+
+async def test_tools_list_shows_each_hook_with_its_description_annotations_and_schema(
+    hooks_server: LiveServer, world: HookWorld
+) -> None:
+    async with hooks_server.mcp("2026-07-28", path="/mcp/hooks") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == {
+        "jutsu_typescript_lint",
+        "jutsu_typescript_typecheck",
+        "do_shell_whereami",
+        "do_shell_sleepy",
+        "do_shell_slow",
+        "do_shell_env",
+        "do_shell_noisy",
+    }  # the broken plugin is skipped, the others load
+    lint = tools["jutsu_typescript_lint"]
+    assert lint.description == (
+        "Lints the TypeScript code.\n"
+        'Triggers: "lint the code", "check the style".\n'
+        "Runs in directories containing: package.json.\n"
+        f"Command: {LINT}"
+    )
+    assert lint.title == "Lint Typescript"
+    assert lint.annotations is not None
+    assert lint.annotations.model_dump(by_alias=True, exclude_none=True) == {
+        "title": "Lint Typescript",
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    schema = lint.input_schema
+    assert schema["type"] == "object"
+    assert schema.get("required", []) == []
+    assert {
+        name: {k: v for k, v in spec.items() if k != "description"} for name, spec in schema["properties"].items()
+    } == {
+        "verbose": {"type": "boolean", "default": False, "title": "Verbose"},
+        "failFast": {"type": "boolean", "default": True, "title": "Failfast"},
+        "directory": {"type": "string", "default": ".", "maxLength": 1024, "title": "Directory"},
+    }
+    typecheck = tools["jutsu_typescript_typecheck"]
+    assert typecheck.title == "Check Types"
+    assert typecheck.annotations is not None and typecheck.annotations.read_only_hint is True
+    assert typecheck.description == (
+        "Runs the typecheck hook of the jutsu-typescript plugin.\n"
+        "Runs in the workspace folder, or in the directory you give.\n"
+        "Command: echo typecheck"
+    )
+    assert tools["do_shell_whereami"].title == "Whereami Shell"
+
+
+async def test_hooks_compose_with_other_tool_sets(hooks_server: LiveServer) -> None:
+    async with hooks_server.mcp("legacy", path="/mcp/hooks+maxsim") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert {"ask_question", "jutsu_typescript_lint"} <= names
+
+
+def test_hooks_list_shows_what_was_found_and_the_skipped_config(hooks_server: LiveServer, world: HookWorld) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "hooks", "list"],
+        cwd=ROOT,
+        env=hooks_server.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1  # a config was skipped
+    assert "7 hook(s) served at /mcp/hooks" in result.stdout
+    assert "jutsu_typescript_lint  Lint Typescript" in result.stdout
+    assert f"command: {LINT}" in result.stdout
+    assert f"{world.plugins / 'broken' / 'han-config.json'}: hooks.lint.command: Field required" in result.stderr
+
+
+# --- execution -------------------------------------------------------------------------------------
+
+
+async def call(server: LiveServer, tool: str, **arguments: Any) -> tuple[bool, str, dict[str, Any]]:
+    async with server.mcp("legacy", path="/mcp/hooks") as client:
+        result = await client.call_tool(tool, arguments)
+    return bool(result.is_error), text_of(result), dict(result.structured_content or {})
+
+
+async def test_fail_fast_stops_at_the_first_failing_directory(hooks_server: LiveServer, world: HookWorld) -> None:
+    is_error, text, data = await call(hooks_server, "jutsu_typescript_lint")
+    assert is_error
+    assert world.ran() == ["packages/a", "packages/b"]  # c never ran; node_modules is not searched
+    assert "✅ packages/a: exit 0" in text
+    assert "❌ packages/b: exit 3" in text
+    assert "⏭ packages/c: not run (failfast)" in text
+    assert "lint error in b" in text  # the failure's output (stderr too)
+    assert "lint in a" not in text  # a passing folder's output only when verbose
+    assert [(d["directory"], d["status"], d["exitCode"]) for d in data["directories"]] == [
+        ("packages/a", "passed", 0),
+        ("packages/b", "failed", 3),
+        ("packages/c", "skipped", None),
+    ]
+    assert data["status"] == "failed"
+
+
+async def test_without_fail_fast_every_directory_runs(hooks_server: LiveServer, world: HookWorld) -> None:
+    is_error, text, data = await call(hooks_server, "jutsu_typescript_lint", failFast=False, verbose=True)
+    assert is_error
+    assert world.ran() == ["packages/a", "packages/b", "packages/c"]
+    assert "failed in 1 of 3 directories run" in text
+    assert "✅ packages/c: exit 0" in text
+    assert "lint in a" in text and "lint in c" in text and "lint error in b" in text
+
+
+async def test_a_passing_run_is_not_an_error(hooks_server: LiveServer, world: HookWorld) -> None:
+    is_error, text, data = await call(hooks_server, "jutsu_typescript_lint", directory="packages/a")
+    assert not is_error
+    assert world.ran() == ["packages/a"]
+    assert text.startswith("✅ Lint Typescript (jutsu_typescript_lint) passed in 1 of 1 directories.")
+    assert data["status"] == "passed"
+
+
+async def test_a_folder_without_markers_runs_nothing(hooks_server: LiveServer, world: HookWorld) -> None:
+    is_error, text, data = await call(hooks_server, "jutsu_typescript_lint", directory="$(touch pwned)")
+    assert not is_error
+    assert data["status"] == "nothing-to-run"
+    assert "contains package.json" in text
+    assert world.ran() == []
+
+
+async def test_the_hook_gets_its_plugin_root_and_none_of_the_servers_secrets(
+    hooks_server: LiveServer, world: HookWorld
+) -> None:
+    is_error, text, _ = await call(hooks_server, "do_shell_env", verbose=True)
+    assert not is_error
+    assert f"root={world.plugins / 'do-shell'}" in text
+    assert "secret=unset" in text
+    assert "e2e-secret-key" not in text
+
+
+async def test_long_output_is_cut_and_the_cut_is_stated(hooks_server: LiveServer) -> None:
+    is_error, text, _ = await call(hooks_server, "do_shell_noisy")
+    assert is_error
+    assert "the-end" in text  # the end of the output is kept
+    assert "bytes cut here" in text
+    assert re.search(r"\[output cut: 15913 of 20009 bytes left out; the limit is 4096 bytes per directory\]", text)
+    assert len(text) < 6000
+
+
+# --- safety ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("directory", ["../..", "/etc", "escape", "packages/../../outside", "/"])
+async def test_a_directory_leaving_the_workspace_is_refused_and_nothing_runs(
+    hooks_server: LiveServer, world: HookWorld, directory: str
+) -> None:
+    runs_before = len(world.runs(hooks_server))
+    for tool in ("do_shell_whereami", "jutsu_typescript_lint"):
+        is_error, text, _ = await call(hooks_server, tool, directory=directory)
+        assert is_error
+        assert "is outside the workspace" in text
+    assert world.ran() == []
+    assert len(world.runs(hooks_server)) == runs_before
+
+
+@pytest.mark.parametrize("directory", ["$(touch pwned)", "; touch pwned", "`touch pwned`", "x && touch pwned"])
+async def test_shell_metacharacters_in_directory_are_never_executed(
+    hooks_server: LiveServer, world: HookWorld, directory: str
+) -> None:
+    is_error, text, _ = await call(hooks_server, "do_shell_whereami", directory=directory)
+    if (world.workspace / directory).is_dir():
+        # A folder with that literal name exists: the hook runs there, the name is only a path.
+        assert not is_error
+        assert world.ran() == [directory]
+    else:
+        assert is_error
+        assert "is not a folder in the workspace" in text
+        assert world.ran() == []
+    assert not list(world.base.rglob("pwned")) and not (ROOT / "pwned").exists()
+
+
+# --- time-outs, cancellation, concurrency ------------------------------------------------------------
+
+
+async def test_a_timeout_kills_the_whole_process_group(hooks_server: LiveServer, world: HookWorld) -> None:
+    started = time.monotonic()
+    is_error, text, data = await call(hooks_server, "do_shell_sleepy")
+    assert time.monotonic() - started < 20
+    assert is_error
+    assert data["status"] == "timed-out"
+    assert "timed out after 1.5 s, processes killed" in text
+    child = int((world.pids / "sleepy.pid").read_text())
+    assert await gone_within(child, 1), "the hook's sleeping child outlived the timeout"
+
+
+async def test_a_client_that_disconnects_gets_its_hook_killed(hooks_server: LiveServer, world: HookWorld) -> None:
+    pid_file = world.pids / "slow.pid"
+    pid_file.unlink(missing_ok=True)
+    call_task = asyncio.create_task(call(hooks_server, "do_shell_slow"))
+    child = int(await wait_for_file(pid_file))
+    assert alive(child)
+    call_task.cancel()  # closes the HTTP connection mid-call
+    with pytest.raises(asyncio.CancelledError):
+        await call_task
+    assert await gone_within(child), "the hook kept running after its client went away"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and world.runs(hooks_server)[-1]["status"] == "running":
+        await asyncio.sleep(0.05)
+    last = world.runs(hooks_server)[-1]
+    assert (last["tool"], last["status"], last["slot"]) == ("do_shell_slow", "cancelled", None)
+
+
+async def test_a_second_run_in_the_same_folder_is_refused_while_the_first_runs(
+    hooks_server: LiveServer, world: HookWorld
+) -> None:
+    pid_file = world.pids / "slow.pid"
+    pid_file.unlink(missing_ok=True)
+    first = asyncio.create_task(call(hooks_server, "do_shell_slow"))
+    try:
+        child = int(await wait_for_file(pid_file))
+        is_error, text, _ = await call(hooks_server, "do_shell_slow")
+        assert is_error
+        assert "do_shell_slow is already running in '.'" in text
+        assert "started" in text and "agent-a" in text
+        # Another folder is another slot.
+        other_error, _, _ = await call(hooks_server, "do_shell_whereami", directory="packages")
+        assert not other_error
+    finally:
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+    assert await gone_within(child)
+
+
+# --- the dashboard -------------------------------------------------------------------------------------
+
+
+async def test_a_dashboard_sees_the_run_start_and_finish(hooks_server: LiveServer, world: HookWorld) -> None:
+    async with hooks_server.login() as browser, hooks_server.dashboard_socket(browser) as socket:
+        await receive_until(socket, 'id="hook-runs"')  # the current state first
+        call_task = asyncio.create_task(call(hooks_server, "jutsu_typescript_lint", directory="packages/b"))
+        started = await receive_until(socket, 'hx-swap-oob="afterbegin:#hook-runs"')
+        run_id = re.search(r'id="hook-run-([0-9a-f-]+)"', started)
+        assert run_id and 'data-status="running"' in started
+        finished = await receive_until(socket, 'data-status="failed"')
+        assert f'id="hook-run-{run_id.group(1)}"' in finished
+        _, _, data = await call_task
+        assert data["runId"] == run_id.group(1)
+        page = await browser.get(f"/hooks/runs/{run_id.group(1)}/")
+    assert page.status_code == 200
+    assert "lint error in b" in page.text  # the captured output is viewable
+    assert "packages/b" in page.text
+
+
+async def test_the_run_page_needs_a_login(hooks_server: LiveServer) -> None:
+    import httpx2
+
+    async with httpx2.AsyncClient(base_url=hooks_server.url) as http:
+        response = await http.get(f"/hooks/runs/{uuid.uuid4()}/")
+    assert response.status_code == 302
+    assert "/accounts/login/" in response.headers["location"]
+
+
+def test_no_process_is_left_over(hooks_server: LiveServer, world: HookWorld) -> None:
+    for pid_file in world.pids.glob("*.pid"):
+        assert not alive(int(pid_file.read_text())), pid_file.name
+    assert os.path.exists(world.log)
