@@ -131,11 +131,15 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
+def _contents(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
 async def wait_for_file(path: Path, timeout: float = 10) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
+        if text := _contents(path):
+            return text
         await asyncio.sleep(0.05)
     raise AssertionError(f"{path} never appeared")
 
@@ -147,6 +151,15 @@ async def gone_within(pid: int, timeout: float = 6) -> bool:
             return True
         await asyncio.sleep(0.05)
     return False
+
+
+async def last_run_once_finished(server: LiveServer, world: HookWorld, timeout: float = 5) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    last = world.runs(server)[-1]
+    while last["status"] == "running" and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        last = world.runs(server)[-1]
+    return last
 
 
 # --- discovery -------------------------------------------------------------------------------------
@@ -252,7 +265,7 @@ async def test_fail_fast_stops_at_the_first_failing_directory(hooks_server: Live
 
 
 async def test_without_fail_fast_every_directory_runs(hooks_server: LiveServer, world: HookWorld) -> None:
-    is_error, text, data = await call(hooks_server, "jutsu_typescript_lint", failFast=False, verbose=True)
+    is_error, text, _ = await call(hooks_server, "jutsu_typescript_lint", failFast=False, verbose=True)
     assert is_error
     assert world.ran() == ["packages/a", "packages/b", "packages/c"]
     assert "failed in 1 of 3 directories run" in text
@@ -351,10 +364,44 @@ async def test_a_client_that_disconnects_gets_its_hook_killed(hooks_server: Live
     with pytest.raises(asyncio.CancelledError):
         await call_task
     assert await gone_within(child), "the hook kept running after its client went away"
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and world.runs(hooks_server)[-1]["status"] == "running":
-        await asyncio.sleep(0.05)
-    last = world.runs(hooks_server)[-1]
+    last = await last_run_once_finished(hooks_server, world)
+    assert (last["tool"], last["status"], last["slot"]) == ("do_shell_slow", "cancelled", None)
+
+
+async def test_a_cancel_notification_stops_the_run_while_its_stream_stays_open(
+    hooks_server: LiveServer, world: HookWorld
+) -> None:
+    """What the TypeScript SDK does on Esc: POST notifications/cancelled on the side, keep the stream open."""
+    import httpx2
+
+    pid_file = world.pids / "slow.pid"
+    pid_file.unlink(missing_ok=True)
+    headers = {
+        **hooks_server.auth(),
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    call_body = {
+        "jsonrpc": "2.0",
+        "id": 77,
+        "method": "tools/call",
+        "params": {"name": "do_shell_slow", "arguments": {}},
+    }
+    url = f"{hooks_server.url}/mcp/hooks"
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+
+        async def call() -> list[str]:
+            async with http.stream("POST", url, json=call_body) as response:
+                assert response.status_code == 200
+                return [line async for line in response.aiter_lines() if line.startswith("data:")]
+
+        stream = asyncio.create_task(call())
+        child = int(await wait_for_file(pid_file))
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}}
+        assert (await http.post(url, json=cancel)).status_code == 202
+        assert await gone_within(child), "the hook kept running after the call was cancelled"
+        await asyncio.wait_for(stream, 10)
+    last = await last_run_once_finished(hooks_server, world)
     assert (last["tool"], last["status"], last["slot"]) == ("do_shell_slow", "cancelled", None)
 
 

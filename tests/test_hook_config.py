@@ -1,0 +1,163 @@
+"""Discovering hooks from a plugins folder: names, descriptions, annotations, and configs that are skipped."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpapi.hooks.config import derived_title, discover, tool_name
+from mcpapi.toolsets import builtin_tool_names
+
+
+def plugin(base: Path, name: str, config: Any, *, nested: bool = False) -> Path:
+    path = base / name / ("hooks/han-config.json" if nested else "han-config.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(config if isinstance(config, str) else json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("plugin_name", "hook", "name", "title"),
+    [
+        ("jutsu-typescript", "lint", "jutsu_typescript_lint", "Lint Typescript"),
+        ("jutsu-typescript", "type-check", "jutsu_typescript_type_check", "Type Check Typescript"),
+        ("my-checks", "test", "my_checks_test", "Test My Checks"),
+        ("jutsu", "lint", "jutsu_lint", "Lint Jutsu"),
+    ],
+)
+def test_names_and_titles_come_from_the_plugin_and_hook(plugin_name: str, hook: str, name: str, title: str) -> None:
+    assert tool_name(plugin_name, hook) == name
+    assert derived_title(plugin_name, hook) == title
+
+
+def test_it_loads_both_config_locations_in_name_order(tmp_path: Path) -> None:
+    plugin(tmp_path, "zeta", {"hooks": {"test": {"command": "make test"}}})
+    plugin(tmp_path, "alpha", {"hooks": {"lint": {"command": "make lint"}}}, nested=True)
+    plugin(tmp_path, ".hidden", {"hooks": {"x": {"command": "true"}}})
+    (tmp_path / "skills-only").mkdir()
+    found = discover(tmp_path)
+    assert list(found.hooks) == ["alpha_lint", "zeta_test"]
+    assert found.errors == []
+    assert found.hooks["alpha_lint"].config_path == tmp_path / "alpha" / "hooks" / "han-config.json"
+    assert found.hooks["alpha_lint"].plugin_root == tmp_path / "alpha"
+
+
+def test_the_description_says_what_when_where_and_which_command(tmp_path: Path) -> None:
+    hooks = {
+        "test": {
+            "command": "npm test",
+            "dirsWith": ["package.json", "*.csproj"],
+            "dirTest": "grep -q jest package.json",
+            "triggers": ["run the tests", 'say "go"'],
+        }
+    }
+    plugin(tmp_path, "jutsu-jest", {"hooks": hooks})
+    hook = discover(tmp_path).hooks["jutsu_jest_test"]
+    assert hook.tool_description() == (
+        "Runs the test hook of the jutsu-jest plugin.\n"
+        'Triggers: "run the tests", "say \\"go\\"".\n'
+        "Runs in directories containing: package.json, *.csproj. Only those where this check succeeds: "
+        "grep -q jest package.json\n"
+        "Command: npm test"
+    )
+
+
+def test_annotations_default_sensibly_and_the_config_overrides_them(tmp_path: Path) -> None:
+    hooks = {
+        "lint": {"command": "eslint ."},
+        "fix": {
+            "command": "eslint --fix .",
+            "annotations": {
+                "title": "Fix Lint",
+                "destructiveHint": True,
+                "idempotentHint": False,
+                "openWorldHint": True,
+            },
+        },
+    }
+    plugin(tmp_path, "jutsu-eslint", {"hooks": hooks})
+    found = discover(tmp_path).hooks
+    assert found["jutsu_eslint_lint"].annotations.model_dump(by_alias=True) == {
+        "title": "Lint Eslint",
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert found["jutsu_eslint_fix"].annotations.model_dump(by_alias=True) == {
+        "title": "Fix Lint",
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
+    assert found["jutsu_eslint_fix"].title == "Fix Lint"
+
+
+def test_timeout_and_concurrency_come_from_the_config_or_the_default(tmp_path: Path) -> None:
+    hooks = {"slow": {"command": "sleep 1", "timeout": 30, "maxConcurrent": 2}, "quick": {"command": "true"}}
+    plugin(tmp_path, "p", {"hooks": hooks})
+    found = discover(tmp_path, default_timeout=600).hooks
+    assert (found["p_slow"].timeout, found["p_slow"].max_concurrent) == (30, 2)
+    assert (found["p_quick"].timeout, found["p_quick"].max_concurrent) == (600, 1)
+
+
+def test_hans_own_keys_are_accepted(tmp_path: Path) -> None:
+    hooks = {"lint": {"command": "biome check", "ifChanged": ["**/*.ts"], "idleTimeout": 30000}}
+    plugin(tmp_path, "jutsu-biome", {"hooks": hooks})
+    assert list(discover(tmp_path).hooks) == ["jutsu_biome_lint"]
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        ("{not json", "is not valid JSON"),
+        ({"hooks": {"lint": {}}}, "hooks.lint.command: Field required"),
+        ({"hooks": {"lint": {"command": ""}}}, "hooks.lint.command: String should have at least 1 character"),
+        ({"hooks": {"lint": {"command": 12}}}, "hooks.lint.command: Input should be a valid string"),
+        ({"hooks": {"lint": {"command": "x", "dirsWith": "package.json"}}}, "hooks.lint.dirsWith: Input should be"),
+        ({"hooks": {"lint": {"command": "x", "dirsWith": ["../package.json"]}}}, "is not a file name"),
+        ({"hooks": {"lint": {"command": "x", "unknownProp": 1}}}, "hooks.lint.unknownProp: unknown key"),
+        ({"hooks": {"lint": {"command": "x", "timeout": -1}}}, "hooks.lint.timeout: Input should be greater than 0"),
+        ({"hooks": {"lint": {"command": "x", "annotations": {"readOnlyHint": "yes"}}}}, "readOnlyHint"),
+        ({"hooks": {"bad name": {"command": "x"}}}, "a hook name may hold only"),
+        ({"hooks": {"ask": {"command": "x"}}, "extra": 1}, "extra: unknown key"),
+        ({}, "hooks: Field required"),
+    ],
+)
+def test_an_invalid_config_is_skipped_and_reported_while_others_load(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, config: Any, problem: str
+) -> None:
+    bad = plugin(tmp_path, "broken", config)
+    plugin(tmp_path, "good", {"hooks": {"lint": {"command": "make lint"}}})
+    with caplog.at_level(logging.ERROR, logger="mcpapi.hooks.config"):
+        found = discover(tmp_path)
+    assert list(found.hooks) == ["good_lint"]
+    assert len(found.errors) == 1
+    assert found.errors[0].startswith(f"{bad}: ")
+    assert problem in found.errors[0]
+    assert str(bad) in caplog.text
+
+
+def test_a_hook_may_not_take_a_built_in_tool_name(tmp_path: Path) -> None:
+    plugin(tmp_path, "ask", {"hooks": {"question": {"command": "true"}}})
+    found = discover(tmp_path, reserved=builtin_tool_names())
+    assert found.hooks == {}
+    assert "tool name 'ask_question' is already taken" in found.errors[0]
+
+
+def test_two_plugins_whose_names_meet_do_not_both_load(tmp_path: Path) -> None:
+    plugin(tmp_path, "a-b", {"hooks": {"c": {"command": "true"}}})
+    plugin(tmp_path, "a", {"hooks": {"b-c": {"command": "true"}}})
+    found = discover(tmp_path)
+    assert list(found.hooks) == ["a_b_c"]
+    assert found.hooks["a_b_c"].plugin == "a"  # "a" sorts first and wins
+    assert "'a_b_c' is already taken" in found.errors[0]
+
+
+def test_no_plugins_folder_means_no_hooks(tmp_path: Path) -> None:
+    assert discover(None).hooks == {}

@@ -1,0 +1,124 @@
+"""Where a hook may run, which folders it runs in, its environment, output capture and the process group."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from mcpapi.hooks.config import Hook
+from mcpapi.hooks.runner import Capture, Refused, hook_env, marker_directories, resolve_target, run_command
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    for folder in ("app", "libs/one", "libs/two", "node_modules/dep", ".git/x", "docs"):
+        (root / folder).mkdir(parents=True)
+    for folder in ("app", "libs/one", "libs/two", "node_modules/dep", ".git/x"):
+        (root / folder / "package.json").write_text("{}")
+    (root / "libs" / "two" / "proj.csproj").write_text("")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "package.json").write_text("{}")
+    (root / "link-out").symlink_to(tmp_path / "outside")
+    (root / "libs" / "link-in").symlink_to(root / "app")
+    return root.resolve()
+
+
+def test_the_target_defaults_to_the_workspace(workspace: Path) -> None:
+    assert resolve_target(workspace, ".").relative == "."
+    assert resolve_target(workspace, "").path == workspace
+    assert resolve_target(workspace, "libs/one").relative == "libs/one"
+    assert resolve_target(workspace, str(workspace / "app")).relative == "app"  # absolute, but inside
+    assert resolve_target(workspace, "libs/../app").relative == "app"
+
+
+@pytest.mark.parametrize("directory", ["..", "../..", "/", "/etc", "link-out", "libs/../../outside", "app/../.."])
+def test_a_folder_outside_the_workspace_is_refused(workspace: Path, directory: str) -> None:
+    with pytest.raises(Refused, match="is outside the workspace"):
+        resolve_target(workspace, directory)
+
+
+@pytest.mark.parametrize("directory", ["missing", "app/package.json", "$(id)", "a\x00b"])
+def test_a_path_that_is_not_a_folder_is_refused(workspace: Path, directory: str) -> None:
+    with pytest.raises(Refused):
+        resolve_target(workspace, directory)
+
+
+def test_markers_are_found_below_the_target_but_not_in_dependencies_hidden_or_linked_folders(workspace: Path) -> None:
+    found = marker_directories(workspace, ("package.json",))
+    assert [p.relative_to(workspace).as_posix() for p in found] == ["app", "libs/one", "libs/two"]
+    assert [p.name for p in marker_directories(workspace, ("*.csproj",))] == ["two"]
+    assert marker_directories(workspace / "docs", ("package.json",)) == []
+
+
+def test_the_environment_has_the_plugin_root_and_none_of_the_servers_settings(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SECRET_KEY", "s3cret")
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:pw@db/x")
+    monkeypatch.setenv("HOOKBRIDGE_WEBHOOK_URL", "https://hooks.example/x")
+    monkeypatch.setenv("NODE_OPTIONS", "--max-old-space-size=4096")
+    hook = Hook(
+        plugin="p",
+        name="h",
+        plugin_root=Path("/plugins/p"),
+        config_path=Path("/plugins/p/han-config.json"),
+        command="true",
+    )
+    env = hook_env(hook, workspace)
+    assert env["CLAUDE_PLUGIN_ROOT"] == "/plugins/p"
+    assert env["CLAUDE_PROJECT_DIR"] == str(workspace)
+    assert env["NODE_OPTIONS"] == "--max-old-space-size=4096"  # the toolchain's own settings pass
+    assert not {"SECRET_KEY", "DATABASE_URL", "HOOKBRIDGE_WEBHOOK_URL"} & set(env)
+
+
+def test_capture_keeps_everything_under_the_limit() -> None:
+    capture = Capture(100)
+    for chunk in (b"abc", b"def" * 10):
+        capture.feed(chunk)
+    assert (capture.text(), capture.cut) == ("abc" + "def" * 10, 0)
+
+
+def test_capture_keeps_the_start_and_the_end_and_counts_the_cut() -> None:
+    capture = Capture(10)
+    capture.feed(b"0123456789")
+    capture.feed(b"abcdefghij")
+    assert capture.total == 20 and capture.cut == 10
+    assert capture.text().startswith("01234\n[… 10 bytes cut here")
+    assert capture.text().endswith("\nfghij")
+
+
+async def test_a_command_runs_in_its_folder_with_stderr_captured(workspace: Path) -> None:
+    result = await run_command(
+        "pwd; echo oops >&2; exit 4", cwd=workspace / "app", env=dict(os.environ), timeout=10, output_limit=1024
+    )
+    assert result.exit_code == 4 and not result.ok and not result.timed_out
+    assert result.output == f"{workspace / 'app'}\noops\n"
+
+
+async def test_the_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) -> None:
+    command = f"sh -c 'trap \"\" TERM; sleep 300' & echo $! > {tmp_path}/pid; wait"
+    started = time.monotonic()
+    result = await run_command(command, cwd=tmp_path, env=dict(os.environ), timeout=1, output_limit=1024)
+    assert result.timed_out and result.exit_code is None
+    assert time.monotonic() - started < 10
+    pid = int((tmp_path / "pid").read_text())
+    for _ in range(100):
+        if not Path(f"/proc/{pid}").exists() or " Z " in Path(f"/proc/{pid}/stat").read_text():
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("a child that ignored SIGTERM survived the timeout")
+
+
+async def test_a_background_process_does_not_outlive_a_finished_command(tmp_path: Path) -> None:
+    command = f"sleep 300 > /dev/null 2>&1 & echo $! > {tmp_path}/pid; echo done"
+    result = await run_command(command, cwd=tmp_path, env=dict(os.environ), timeout=10, output_limit=1024)
+    assert result.ok and result.output == "done\n"
+    pid = int((tmp_path / "pid").read_text())
+    await asyncio.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists() or " Z " in Path(f"/proc/{pid}/stat").read_text()
