@@ -1,10 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from playwright.async_api import Browser, async_playwright
 
 from mcpapi.models import AgentToken
 from tests.live import LiveServer
@@ -63,3 +66,22 @@ def askme_timeout_server() -> Iterator[LiveServer]:
 def rate_limited_server() -> Iterator[LiveServer]:
     """A worker where a token may ask 2 new questions a minute."""
     yield from _serve(HOOKBRIDGE_QUESTIONS_PER_MINUTE="2", HOOKBRIDGE_MAX_HOLD="0.5")
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Debian's chromium, headless; never a downloaded browser build."""
+    if not Path(CHROMIUM).exists():  # noqa: ASYNC240 - once, before the browser starts
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (make system-deps)")
+        pytest.skip(f"{CHROMIUM} is not installed (make system-deps installs it)")
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        await browser.close()

@@ -234,6 +234,15 @@ class LiveServer:
             return await http.get(f"{self.url}/api/sessions/{guid}")
 
 
+def process_alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for init to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
 def text_of(result: CallToolResult) -> str:
     """The text of a tool result's first content block."""
     block = result.content[0]

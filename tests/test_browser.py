@@ -3,34 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from tests.live import PASSWORD, LiveServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    if not Path(CHROMIUM).exists():  # noqa: ASYNC240 - once, before the browser starts
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (make system-deps)")
-        pytest.skip(f"{CHROMIUM} is not installed (make system-deps installs it)")
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        await browser.close()
 
 
 async def log_in(page: Page, server: LiveServer) -> None:

@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import Browser, expect
 
 from tests.live import ROOT, LiveServer, receive_until, text_of
+from tests.live import process_alive as alive
+from tests.test_browser import ARTIFACTS
 
 pytestmark = [pytest.mark.e2e]
 
@@ -120,15 +123,6 @@ def hooks_server(world: HookWorld) -> Iterator[LiveServer]:
 @pytest.fixture(autouse=True)
 def fresh_log(world: HookWorld) -> None:
     world.log.write_text("")
-
-
-def alive(pid: int) -> bool:
-    """Running, not merely a zombie waiting for init to reap it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _contents(path: Path) -> str:
@@ -453,6 +447,44 @@ async def test_the_run_page_needs_a_login(hooks_server: LiveServer) -> None:
         response = await http.get(f"/hooks/runs/{uuid.uuid4()}/")
     assert response.status_code == 302
     assert "/accounts/login/" in response.headers["location"]
+
+
+@pytest.mark.browser
+async def test_a_run_shows_live_on_the_dashboard_and_its_output_on_its_page(
+    hooks_server: LiveServer, world: HookWorld, browser: Browser
+) -> None:
+    from tests.test_browser import log_in
+
+    page = await browser.new_page()
+    await log_in(page, hooks_server)
+    await expect(page.get_by_role("heading", name="Hook runs")).to_be_visible()
+    pid_file = world.pids / "slow.pid"
+    pid_file.unlink(missing_ok=True)
+    slow = asyncio.create_task(call(hooks_server, "do_shell_slow", directory="packages"))
+    row = page.locator("li.hook-run", has_text="Slow Shell").first
+    await expect(row).to_have_attribute("data-status", "running", timeout=10_000)  # pushed, no reload
+    slow.cancel()
+    await asyncio.gather(slow, return_exceptions=True)
+    await expect(row).to_have_attribute("data-status", "cancelled", timeout=10_000)
+
+    lint = asyncio.create_task(call(hooks_server, "jutsu_typescript_lint", failFast=False))
+    lint_row = page.locator("li.hook-run", has_text="Lint Typescript").first
+    await expect(lint_row).to_have_attribute("data-status", "failed", timeout=15_000)
+    await expect(lint_row).to_contain_text("agent-a")
+    await lint
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / "dashboard-hook-runs.png"), full_page=True)
+
+    await lint_row.get_by_role("link", name="Lint Typescript").click()
+    await expect(page.get_by_role("heading", name="Lint Typescript")).to_be_visible()
+    failed = page.locator("details.run-directory", has_text="packages/b")
+    await expect(failed).to_have_attribute("open", "")  # failures open by default
+    await expect(failed.locator("pre")).to_contain_text("lint error in b")
+    await page.locator("summary", has_text="packages/a").click()
+    await expect(page.locator("details.run-directory", has_text="packages/a").locator("pre")).to_contain_text(
+        "lint in a"
+    )
+    await page.screenshot(path=str(ARTIFACTS / "hook-run-page.png"), full_page=True)
 
 
 def test_no_process_is_left_over(hooks_server: LiveServer, world: HookWorld) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from mcpapi.hooks.config import Hook
 from mcpapi.hooks.runner import Capture, Refused, hook_env, marker_directories, resolve_target, run_command
+from tests.live import process_alive
 
 
 @pytest.fixture
@@ -108,7 +109,7 @@ async def test_the_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) ->
     assert time.monotonic() - started < 10
     pid = int((tmp_path / "pid").read_text())
     for _ in range(100):
-        if not Path(f"/proc/{pid}").exists() or " Z " in Path(f"/proc/{pid}/stat").read_text():
+        if not process_alive(pid):
             break
         await asyncio.sleep(0.05)
     else:
@@ -121,4 +122,4 @@ async def test_a_background_process_does_not_outlive_a_finished_command(tmp_path
     assert result.ok and result.output == "done\n"
     pid = int((tmp_path / "pid").read_text())
     await asyncio.sleep(0.2)
-    assert not Path(f"/proc/{pid}").exists() or " Z " in Path(f"/proc/{pid}/stat").read_text()
+    assert not process_alive(pid)

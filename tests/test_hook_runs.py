@@ -70,7 +70,7 @@ def test_a_run_that_still_beats_is_not_abandoned() -> None:
 @pytest.mark.django_db
 def test_finishing_marks_the_folders_never_reached() -> None:
     run = start()
-    first, second, third = run.plan(["a", "b", "c"])
+    first, *_ = run.plan(["a", "b", "c"])
     run.directory_started(first)
     run.directory_finished(first, status=DirectoryStatus.FAILED, exit_code=2, duration_seconds=0.5, output="boom")
     run.finish(RunStatus.FAILED)
