@@ -87,10 +87,13 @@ class HookRun(models.Model):
     def get_absolute_url(self) -> str:
         return f"/hooks/runs/{self.pk}/"
 
+    # How many runs the dashboard lists; older ones are in the admin.
+    RECENT = 10
+
     @classmethod
-    def recent(cls, count: int = 10) -> list[HookRun]:
-        """The runs the dashboard lists, newest first; older ones are in the admin."""
-        return list(cls.objects.prefetch_related("directories")[:count])
+    def recent(cls) -> list[HookRun]:
+        """The runs the dashboard lists, newest first."""
+        return list(cls.objects.prefetch_related("directories")[: cls.RECENT])
 
     @property
     def duration(self) -> float | None:

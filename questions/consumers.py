@@ -39,12 +39,14 @@ class DashboardConsumer(LiveConsumer):
         pending = list(Question.objects.pending())
         watcher.known_pending.clear()
         watcher.known_pending.update(str(q.pk) for q in pending)
+        hook_runs = HookRun.recent()
+        watcher.known_runs = watcher.runs_signature(hook_runs)
         last_event = LifecycleEvent.latest()
         context = {
             "pending": pending,
             "pending_count": len(pending),
             "last_event": last_event,
-            "hook_runs": HookRun.recent(),
+            "hook_runs": hook_runs,
             "oob": True,
         }
         return [render_to_string("questions/dashboard.html#live-state", context)]

@@ -1,11 +1,11 @@
-"""Keeping dashboards current when another process changes questions, on the in-memory layer.
+"""Keeping dashboards current when another process changes questions or hook runs, on the in-memory layer.
 
-The in-memory channel layer lives in one process, so a question asked through
-`mcp_stdio` (another process, same database) sends its push nowhere the web
-server can hear. While dashboards are open, this watcher compares the pending
-questions in the database with what this process has pushed, every wait slice,
-and sends the current state when they differ. With Redis every process shares
-the layer and the watcher never runs.
+The in-memory channel layer lives in one process, so a question asked (or a hook
+run) through `mcp_stdio` (another process, same database) sends its push nowhere
+the web server can hear. While dashboards are open, this watcher compares the
+pending questions and the latest hook runs in the database with what this
+process's dashboards last got, every wait slice, and sends the current state when
+they differ. With Redis every process shares the layer and the watcher never runs.
 """
 
 from __future__ import annotations
@@ -18,13 +18,20 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
 from hookbridge_site.broadcast import DASHBOARD_GROUP
+from lifecycle.hook_runs import HookRun
 from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
 # Pending question ids as this process's dashboards last saw them.
 known_pending: set[str] = set()
+# (id, status, heartbeat) of the hook runs the dashboards list, as last rendered here.
+known_runs: tuple[object, ...] = ()
 _task: asyncio.Task[None] | None = None
+
+
+def runs_signature(runs: list[HookRun]) -> tuple[object, ...]:
+    return tuple((run.pk, run.status, run.heartbeat_at) for run in runs)
 
 
 def note_pushed(question_id: object, pending: bool) -> None:
@@ -40,6 +47,11 @@ def _pending_ids() -> set[str]:
     return {str(pk) for pk in Question.objects.pending().values_list("pk", flat=True)}
 
 
+@database_sync_to_async
+def _runs_now() -> tuple[object, ...]:
+    return runs_signature(list(HookRun.objects.only("pk", "status", "heartbeat_at")[: HookRun.RECENT]))
+
+
 async def _watch() -> None:
     from questions import consumers
 
@@ -48,7 +60,7 @@ async def _watch() -> None:
         await asyncio.sleep(settings.HOOKBRIDGE_WAIT_SLICE)
         try:
             pending = await _pending_ids()
-            if pending != known_pending:
+            if pending != known_pending or await _runs_now() != known_runs:
                 known_pending.clear()
                 known_pending.update(pending)
                 for html in await consumers.DashboardConsumer.render_state():

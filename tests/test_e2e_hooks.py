@@ -449,6 +449,28 @@ async def test_the_run_page_needs_a_login(hooks_server: LiveServer) -> None:
     assert "/accounts/login/" in response.headers["location"]
 
 
+async def test_a_hook_run_over_stdio_shows_on_the_web_dashboard(hooks_server: LiveServer, world: HookWorld) -> None:
+    """Two processes on the in-memory layer: the web server's watcher picks the run up from the database."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    token = hooks_server.tokens["agent-b"]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp_stdio", "--token", token, "--toolsets", "hooks"],
+        env=hooks_server.env,
+        cwd=str(ROOT),
+    )
+    async with hooks_server.login() as browser, hooks_server.dashboard_socket(browser) as dashboard:
+        await receive_until(dashboard, 'id="hook-runs"')
+        async with Client(params) as client:
+            result = await client.call_tool("do_shell_whereami", {"directory": "packages"})
+        assert not result.is_error
+        assert world.ran() == ["packages"]
+        pushed = await receive_until(dashboard, "agent-b", timeout=10)
+    assert "Whereami Shell" in pushed and 'data-status="passed"' in pushed
+
+
 @pytest.mark.browser
 async def test_a_run_shows_live_on_the_dashboard_and_its_output_on_its_page(
     hooks_server: LiveServer, world: HookWorld, browser: Browser
