@@ -2,13 +2,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from lifecycle.models import AgentSession, LifecycleEvent
+from lifecycle.hook_runs import RunStatus
+from lifecycle.models import AgentSession, HookRun, HookRunDirectory, LifecycleEvent
 from mcpapi.models import AgentToken
 from questions.models import Answer, Question, RateLimited, Status
 
@@ -51,6 +53,28 @@ def test_purge_removes_old_history_and_keeps_what_is_recent_or_pending(token: Ag
     assert Answer.objects.count() == 1 and LifecycleEvent.objects.count() == 1
     assert list(AgentSession.objects.values_list("pk", flat=True)) == [still_open.pk]
     assert Question.objects.get(pk=old_pending.pk).status == Status.PENDING
+
+
+def test_purge_removes_old_finished_hook_runs_with_their_output(token: AgentToken) -> None:
+    long_ago = timezone.now() - timedelta(days=120)
+    fields: dict[str, Any] = dict(
+        plugin="p", hook="h", title="H P", command="true", max_concurrent=1, timeout_seconds=600,
+        caller=token, caller_name="agent-a", fail_fast=True, verbose=False,
+    )  # fmt: skip
+    old = HookRun.start(tool="p_h", target="old", **fields)
+    old.plan(["old"])
+    old.finish(RunStatus.PASSED)
+    HookRun.objects.filter(pk=old.pk).update(started_at=long_ago, finished_at=long_ago)
+    old_but_running = HookRun.start(tool="p_h", target="running", **fields)
+    HookRun.objects.filter(pk=old_but_running.pk).update(started_at=long_ago)
+    recent = HookRun.start(tool="p_h", target="recent", **fields)
+    recent.finish(RunStatus.FAILED)
+
+    out = StringIO()
+    call_command("purge", "--older-than", "90d", stdout=out)
+    assert "Removed 1 hook runs (with their output)" in out.getvalue()
+    assert set(HookRun.objects.values_list("pk", flat=True)) == {old_but_running.pk, recent.pk}
+    assert HookRunDirectory.objects.count() == 0
 
 
 @pytest.mark.parametrize("age", ["90", "0d", "ninety days", "-5d"])

@@ -1,4 +1,4 @@
-"""Remove old history: resolved questions (with their answers), lifecycle events and finished sessions."""
+"""Remove old history: resolved questions (with their answers), lifecycle events, finished sessions and hook runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import models, transaction
 from django.utils import timezone
 
-from lifecycle.models import AgentSession, LifecycleEvent
+from lifecycle.models import AgentSession, HookRun, LifecycleEvent
 from questions.models import Question, Status
 
 UNITS = {"d": "days", "h": "hours", "w": "weeks"}
@@ -36,10 +36,12 @@ class Command(BaseCommand):
         events = LifecycleEvent.objects.filter(created_at__lt=cutoff)
         finished = models.Q(closed_at__isnull=False) | models.Q(completed_at__isnull=False)
         sessions = AgentSession.objects.filter(finished, last_activity_at__lt=cutoff)
+        runs = HookRun.objects.filter(finished_at__isnull=False, finished_at__lt=cutoff)
         counts = {
             "questions (with their answers)": questions.count(),
             "lifecycle events": events.count(),
             "sessions (with their events)": sessions.count(),
+            "hook runs (with their output)": runs.count(),
         }
         verb = "Would remove" if dry_run else "Removed"
         if not dry_run:
@@ -48,5 +50,6 @@ class Command(BaseCommand):
                 questions.delete()
                 events.delete()
                 sessions.delete()
+                runs.delete()
         for what, count in counts.items():
             self.stdout.write(f"{verb} {count} {what} older than {cutoff:%Y-%m-%d %H:%M} UTC.")
