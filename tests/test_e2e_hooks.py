@@ -250,6 +250,24 @@ async def test_a_timeout_kills_the_whole_process_group(hooks_server: LiveServer,
     assert await gone_within(child, 1), "the hook's sleeping child outlived the timeout"
 
 
+async def test_a_caller_with_a_progress_token_hears_from_a_long_run(hooks_server: LiveServer) -> None:
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    async with hooks_server.mcp("2026-07-28", path="/mcp/hooks") as client:
+        result = await client.call_tool("do_shell_sleepy", {}, progress_callback=on_progress)
+    assert result.is_error  # it times out after 1.5 s; the interval is 0.5 s on this server
+    assert len(seen) >= 3, seen
+    values = [value for value, _ in seen]
+    assert values == sorted(values) and len(set(values)) == len(values), "progress must increase"
+    assert seen[0][1] == "do_shell_sleepy: 0 of 1 folders done; running in ."
+    assert seen[-1][1] is not None and re.fullmatch(
+        r"do_shell_sleepy: 0 of 1 folders done; running in \. for 1 s", seen[-1][1]
+    )
+
+
 async def test_a_client_that_disconnects_gets_its_hook_killed(hooks_server: LiveServer, world: HookWorld) -> None:
     pid_file = world.pids / "slow.pid"
     pid_file.unlink(missing_ok=True)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
-from mcpapi.hooks.config import derived_title, discover, tool_name
+from mcpapi.hooks.config import derived_title, discover, discovered, tool_name
 from mcpapi.toolsets import builtin_tool_names
+from mcpapi.toolsets import hooks as hooks_toolset
 
 
 def plugin(base: Path, name: str, config: Any, *, nested: bool = False) -> Path:
@@ -161,3 +165,26 @@ def test_two_plugins_whose_names_meet_do_not_both_load(tmp_path: Path) -> None:
 
 def test_no_plugins_folder_means_no_hooks(tmp_path: Path) -> None:
     assert discover(None).hooks == {}
+
+
+def test_discovery_runs_once_per_process(tmp_path: Path, settings: Any) -> None:
+    plugin(tmp_path, "p", {"hooks": {"lint": {"command": "make lint"}}})
+    settings.HOOKBRIDGE_PLUGINS_DIR = tmp_path
+    discovered.cache_clear()
+    try:
+        assert list(discovered().hooks) == ["p_lint"]
+        plugin(tmp_path, "q", {"hooks": {"test": {"command": "make test"}}})
+        assert list(discovered().hooks) == ["p_lint"]  # read once: a restart picks up changes
+        assert [entry.name for entry in hooks_toolset.tools()] == ["p_lint"]
+    finally:
+        discovered.cache_clear()
+
+
+def test_hooks_list_says_when_no_plugins_folder_is_set(settings: Any) -> None:
+    settings.HOOKBRIDGE_PLUGINS_DIR = None
+    discovered.cache_clear()
+    try:
+        with pytest.raises(CommandError, match="HOOKBRIDGE_PLUGINS_DIR is not set"):
+            call_command("hooks", "list", stdout=StringIO())
+    finally:
+        discovered.cache_clear()

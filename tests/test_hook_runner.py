@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from mcpapi.hooks.config import Hook
-from mcpapi.hooks.runner import Capture, Refused, hook_env, marker_directories, resolve_target, run_command
+from mcpapi.hooks.runner import (
+    Capture,
+    Refused,
+    hook_env,
+    marker_directories,
+    resolve_target,
+    run_command,
+    run_directories,
+)
 from tests.live import process_alive
 
 
@@ -123,3 +131,18 @@ async def test_a_background_process_does_not_outlive_a_finished_command(tmp_path
     pid = int((tmp_path / "pid").read_text())
     await asyncio.sleep(0.2)
     assert not process_alive(pid)
+
+
+async def test_dir_test_keeps_only_the_folders_where_it_succeeds(workspace: Path) -> None:
+    (workspace / "libs" / "one" / "package.json").write_text('{"devDependencies": {"jest": "1"}}')
+    hook = Hook(
+        plugin="jutsu-jest", name="test", plugin_root=workspace, config_path=workspace / "han-config.json",
+        command="npm test", dirs_with=("package.json",), dir_test="grep -q jest package.json",
+    )  # fmt: skip
+    target = resolve_target(workspace, ".")
+    folders = await run_directories(hook, target, dict(os.environ))
+    assert [p.relative_to(workspace).as_posix() for p in folders] == ["libs/one"]
+    without_test = Hook(**{**hook.__dict__, "dir_test": None})
+    assert len(await run_directories(without_test, target, dict(os.environ))) == 3
+    no_markers = Hook(**{**hook.__dict__, "dirs_with": (), "dir_test": None})
+    assert await run_directories(no_markers, resolve_target(workspace, "docs"), {}) == [workspace / "docs"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -104,6 +105,25 @@ def result_text(hook: Hook, run: HookRun, steps: list[HookRunDirectory], markers
     return "\n".join(lines)
 
 
+class Progress:
+    """Progress notifications for a caller that asked for them; the value is seconds since the run began.
+
+    MCP wants each notification's value to grow; the folder count goes in the message,
+    since a heartbeat while one folder runs would repeat it.
+    """
+
+    def __init__(self, ctx: Context, enabled: bool) -> None:
+        self.ctx, self.enabled = ctx, enabled
+        self.started = time.monotonic()
+        self.last = -1.0
+
+    async def report(self, message: str) -> None:
+        if not self.enabled:
+            return
+        self.last = max(time.monotonic() - self.started, self.last + 0.001)
+        await self.ctx.report_progress(round(self.last, 3), None, message)
+
+
 async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, directory: str) -> CallToolResult:
     token, caller_name = caller()
     try:
@@ -120,7 +140,7 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
     except Busy as exc:
         raise ToolError(str(exc)) from None
     logger.info("Hook %s started in %s for %s (run %s)", hook.tool_name, target.relative, caller_name, run.pk)
-    with_progress = has_progress_token(ctx)
+    progress = Progress(ctx, has_progress_token(ctx))
     env = runner.hook_env(hook, workspace())
     steps: list[HookRunDirectory] = []
     status = RunStatus.CANCELLED
@@ -130,7 +150,7 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
             steps = await database_sync_to_async(run.plan)([_relative(folder) for folder in folders])
             for index, (step, folder) in enumerate(zip(steps, folders, strict=True)):
                 await _run_one(
-                    hook, run, step, folder, env, progress=(index, len(steps)) if with_progress else None, ctx=ctx
+                    hook, run, step, folder, env, progress=progress, done=f"{index} of {len(steps)} folders done"
                 )
                 if fail_fast and step.status != DirectoryStatus.PASSED:
                     break
@@ -166,18 +186,15 @@ async def _run_one(
     folder: Path,
     env: dict[str, str],
     *,
-    progress: tuple[int, int] | None,
-    ctx: Context,
+    progress: Progress,
+    done: str,
 ) -> None:
     await database_sync_to_async(run.directory_started)(step)
-    if progress is not None:
-        await ctx.report_progress(progress[0], progress[1], f"{hook.tool_name}: running in {step.directory}")
+    await progress.report(f"{hook.tool_name}: {done}; running in {step.directory}")
 
     async def heartbeat(elapsed: float) -> None:
         await database_sync_to_async(run.beat)()
-        if progress is not None:
-            message = f"{hook.tool_name}: running in {step.directory} for {int(elapsed)} s"
-            await ctx.report_progress(progress[0], progress[1], message)
+        await progress.report(f"{hook.tool_name}: {done}; running in {step.directory} for {int(elapsed)} s")
 
     try:
         result = await runner.run_command(
