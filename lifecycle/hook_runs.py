@@ -40,14 +40,15 @@ class DirectoryStatus(models.TextChoices):
 class Busy(Exception):
     """The hook already runs in that directory as often as it may."""
 
-    def __init__(self, run: HookRun | None, tool: str, target: str) -> None:
+    def __init__(self, run: HookRun | None, tool: str, target: str, limit: int) -> None:
         self.run = run
         since = ""
         if run is not None:
             seconds = int((timezone.now() - run.started_at).total_seconds())
             since = f" (started {seconds} s ago by {run.caller_name})"
         super().__init__(
-            f"{tool} is already running in {target!r}{since}; Hook Bridge runs it there once at a time. "
+            f"{tool} is already running in {target!r}{since}; Hook Bridge runs it there "
+            f"{'once at a time' if limit == 1 else f'at most {limit} times at once'}. "
             "Wait for that run to finish and call again; its result is on the dashboard."
         )
 
@@ -148,7 +149,7 @@ class HookRun(models.Model):
                     if holder is None or not holder.is_stale():
                         break
                     holder.abandon()
-        raise Busy(holder, tool, target)
+        raise Busy(holder, tool, target, max_concurrent)
 
     def abandon(self) -> None:
         """A run whose server died mid-run: free its slot so the hook can run there again."""

@@ -45,7 +45,7 @@ def test_it_refuses_a_second_run_in_the_same_folder() -> None:
 @pytest.mark.django_db
 def test_max_concurrent_allows_that_many_runs_at_once() -> None:
     assert [start(max_concurrent=2).slot for _ in range(2)] == [0, 1]
-    with pytest.raises(Busy):
+    with pytest.raises(Busy, match="runs it there at most 2 times at once"):
         start(max_concurrent=2)
 
 
