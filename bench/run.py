@@ -1,0 +1,158 @@
+"""Measure Hook Bridge as its users feel it: `make bench` (or python -m bench.run).
+
+    python -m bench.run                       # both modes, the full figures (several minutes)
+    python -m bench.run --mode embedded       # one mode
+    python -m bench.run --quick --name smoke  # a few of everything: the harness still works
+
+Writes bench/results/<name>.json, <name>.md and <name>-latency.png (the latency CDFs).
+Everything runs against real daphne processes over HTTP and WebSocket; the agents use
+the mcp SDK's Client and the person is a separate process posting the dashboard's form.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import scenarios
+from bench.report import RESULTS, plot_cdf, table, write
+from bench.servers import SETUPS, environment, raise_open_files_limit
+
+FULL = {"latency": ([1, 10, 100], 1000), "held": (2000, 100), "lifecycle": (10.0, 10), "fanout": (100, 20)}
+QUICK = {"latency": ([1, 5], 20), "held": (50, 5), "lifecycle": (1.5, 2), "fanout": (5, 3)}
+
+TARGETS = {
+    "embedded": {"latency_p50_ms@100": 5, "latency_p99_ms@100": 20, "held_calls": 2000, "kib_per_held_call": 50},
+    "team": {"latency_p99_ms": 30, "events_per_second": 500, "fanout_last_ms": 100},
+}
+
+
+async def run_mode(mode: str, plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    figures: dict[str, Any] = {"latency": [], "held": None, "lifecycle": None, "fanout": None}
+    curves: dict[str, list[float]] = {}
+    with SETUPS[mode]() as setup:
+        levels, questions = plan["latency"]
+        for agents in levels:
+            row, samples, pings = await scenarios.latency(setup, agents, questions)
+            figures["latency"].append(row)
+            curves[f"{mode}: answer, {agents} agents"] = samples
+            curves[f"{mode}: floor (tools/list), {agents} agents"] = pings
+            print(f"  latency at {agents} agents: {row['latency']}", flush=True)
+        count, sample = plan["held"]
+        figures["held"], _, loaded = await scenarios.held_calls(setup, count, sample)
+        curves[f"{mode}: answer while holding {count}"] = loaded
+        print(f"  held: {figures['held']}", flush=True)
+        seconds, agents = plan["lifecycle"]
+        figures["lifecycle"], _ = await scenarios.lifecycle(setup, seconds, agents)
+        print(f"  lifecycle: {figures['lifecycle']}", flush=True)
+        dashboards, rounds = plan["fanout"]
+        figures["fanout"], _ = await scenarios.fanout(setup, dashboards, rounds)
+        print(f"  fan-out: {figures['fanout']}", flush=True)
+    return figures, curves
+
+
+def markdown(result: dict[str, Any]) -> str:
+    parts = [f"# Hook Bridge benchmark: {result['name']}\n", f"Taken {result['taken_at']} on {result['machine']}.\n"]
+    latency_rows, held_rows, lifecycle_rows, fanout_rows = [], [], [], []
+    for mode, figures in result["modes"].items():
+        for row in figures["latency"]:
+            latency_rows.append(
+                {
+                    "mode": mode,
+                    "agents": row["agents"],
+                    "questions": row["questions"],
+                    "p50 ms": row["latency"].get("p50_ms"),
+                    "p95 ms": row["latency"].get("p95_ms"),
+                    "p99 ms": row["latency"].get("p99_ms"),
+                    "max ms": row["latency"].get("max_ms"),
+                    "floor p50 ms": row["floor"].get("p50_ms"),
+                    "floor p99 ms": row["floor"].get("p99_ms"),
+                    "p50 ratio": row["ratio_p50"],
+                    "lost": row["lost"],
+                }
+            )
+        held = figures["held"]
+        held_rows.append(
+            {
+                "mode": mode,
+                "held calls": held["held_calls"],
+                "KiB per call": held["kib_per_held_call"],
+                "RSS before MiB": held["rss_before_mib"],
+                "RSS after MiB": held["rss_after_mib"],
+                "p50 ms alone": held["latency_alone"].get("p50_ms"),
+                "p99 ms alone": held["latency_alone"].get("p99_ms"),
+                "p50 ms holding": held["latency_while_holding"].get("p50_ms"),
+                "p99 ms holding": held["latency_while_holding"].get("p99_ms"),
+            }
+        )
+        life = figures["lifecycle"]
+        lifecycle_rows.append(
+            {
+                "mode": mode,
+                "agents": life["agents"],
+                "events": life["events"],
+                "events/s": life["events_per_second"],
+                "delay p50 ms": life["delay_to_dashboard"].get("p50_ms"),
+                "delay p99 ms": life["delay_to_dashboard"].get("p99_ms"),
+                "not seen": life["events_not_seen_by_dashboard"],
+            }
+        )
+        fan = figures["fanout"]
+        fanout_rows.append(
+            {
+                "mode": mode,
+                "dashboards": fan["dashboards"],
+                "rounds": fan["rounds"],
+                "last p50 ms": fan["until_last_dashboard"].get("p50_ms"),
+                "last max ms": fan["until_last_dashboard"].get("max_ms"),
+                "first p50 ms": fan["until_first_dashboard"].get("p50_ms"),
+            }
+        )
+    parts += ["\n## Answer latency (answer POST sent → ask_question returned)\n\n", table(latency_rows)]
+    parts += ["\n## Held calls (one worker)\n\n", table(held_rows)]
+    parts += ["\n## Lifecycle events with a dashboard connected\n\n", table(lifecycle_rows)]
+    parts += ["\n## Dashboard fan-out (new question → last dashboard has it)\n\n", table(fanout_rows)]
+    return "".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=["embedded", "team", "both"], default="both")
+    parser.add_argument("--quick", action="store_true", help="a few of everything (CI's smoke)")
+    parser.add_argument("--name", default=None, help="results file name (default: bench-<mode>)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
+    limit = raise_open_files_limit()
+    modes = ["embedded", "team"] if args.mode == "both" else [args.mode]
+    name = args.name or ("bench-quick" if args.quick else f"bench-{args.mode}")
+    plan = QUICK if args.quick else FULL
+    result: dict[str, Any] = {
+        "name": name,
+        "taken_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": environment(),
+        "open_files_limit": limit,
+        "plan": plan,
+        "targets": TARGETS,
+        "modes": {},
+    }
+    curves: dict[str, list[float]] = {}
+    started = time.monotonic()
+    for mode in modes:
+        print(f"{mode}:", flush=True)
+        result["modes"][mode], mode_curves = asyncio.run(run_mode(mode, plan))
+        curves.update(mode_curves)
+    result["seconds"] = round(time.monotonic() - started, 1)
+    written = write(name, result, markdown(result), args.out)
+    written.append(plot_cdf(curves, f"Hook Bridge answer latency ({name})", args.out / f"{name}-latency.png"))
+    for path in written:
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
