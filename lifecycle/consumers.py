@@ -7,10 +7,10 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from hookbridge_site.consumers import LiveConsumer
+from hookbridge_site.db import database_sync_to_async
 from lifecycle import live as lifecycle_live
 from lifecycle.models import AgentSession, HookRun, SessionEventType
 

@@ -8,13 +8,13 @@ import logging
 import webbrowser
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
+from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls
 from mcpapi.models import AgentToken
 from questions.kinds import result_text

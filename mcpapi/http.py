@@ -20,12 +20,12 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import DatabaseError
 from starlette.types import Message, Receive, Scope, Send
 
+from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
 from mcpapi.auth import parse_bearer
 from mcpapi.models import AgentToken

@@ -6,7 +6,6 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -15,6 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.transport_security import TransportSecuritySettings
 
+from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
 from mcpapi.models import AgentToken, digest
 

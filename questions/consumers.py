@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from hookbridge_site.broadcast import DASHBOARD_GROUP
 from hookbridge_site.consumers import LiveConsumer
+from hookbridge_site.db import database_sync_to_async
 from lifecycle.models import HookRun, LifecycleEvent
 from questions import watcher
 from questions.models import Question

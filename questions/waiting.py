@@ -23,11 +23,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
+from hookbridge_site.db import database_sync_to_async
 from questions.models import CancelReason, Question, Status, question_group
 
 logger = logging.getLogger(__name__)

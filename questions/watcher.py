@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 
 from hookbridge_site.broadcast import DASHBOARD_GROUP
+from hookbridge_site.db import database_sync_to_async
 from lifecycle.hook_runs import HookRun
 from questions.models import Question
 

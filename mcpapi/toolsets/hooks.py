@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
-from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictBool, StrictStr
 
+from hookbridge_site.db import database_sync_to_async
 from lifecycle.hook_runs import Busy, DirectoryStatus, HookRun, HookRunDirectory, RunStatus
 from mcpapi import calls
 from mcpapi.asking import caller, has_progress_token
@@ -42,6 +42,10 @@ def workspace() -> Path:
     folder = settings.HOOKBRIDGE_WORKSPACE
     assert folder is not None  # it defaults to the working directory
     return Path(folder)
+
+
+def _steps_of(run: HookRun) -> list[HookRunDirectory]:
+    return list(run.directories.all())
 
 
 def _relative(folder: Path) -> str:
@@ -159,7 +163,7 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
             # Cancelled or not, the run is closed and its slot freed; shielded, or a cancelled scope stops it.
             with anyio.CancelScope(shield=True):
                 await database_sync_to_async(run.finish)(status)
-                steps = await database_sync_to_async(lambda: list(run.directories.all()))()
+                steps = await database_sync_to_async(_steps_of)(run)
     logger.info("Hook %s in %s: %s (run %s)", hook.tool_name, target.relative, status, run.pk)
     text = result_text(hook, run, steps, hook.dirs_with)
     payload: dict[str, Any] = {

@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from hookbridge_site.db import database_sync_to_async
 from lifecycle.models import EventType, LifecycleEvent
 from mcpapi.asking import ask_and_wait, caller, json_result, wait
 from questions.models import Kind, Question, Status

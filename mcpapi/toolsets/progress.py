@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
+from hookbridge_site.db import database_sync_to_async
 from lifecycle.models import AgentSession, SessionClosed, SessionEventType
 from mcpapi.asking import caller, json_result
 
