@@ -153,9 +153,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # An unreachable server fails a request within seconds instead of hanging it.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", env_int("HOOKBRIDGE_DB_CONNECT_TIMEOUT", 5)
-    )
+    _connect_timeout = env_int("HOOKBRIDGE_DB_CONNECT_TIMEOUT", 5)
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", _connect_timeout)
+    # A pool of connections (psycopg_pool): opening one per request cost more than the
+    # rest of a tool call (docs/performance.md). Each is checked before use, so one that a
+    # restarted server dropped is replaced, and a request that cannot get one within the
+    # connect timeout fails with the same clear error. HOOKBRIDGE_DB_POOL_SIZE=0 turns it
+    # off (behind PgBouncer, say).
+    _pool_size = env_int("HOOKBRIDGE_DB_POOL_SIZE", 20, minimum=0)
+    if _pool_size:
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": 1,
+            "max_size": _pool_size,
+            "timeout": _connect_timeout,
+        }
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
