@@ -91,8 +91,12 @@ async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool:
         progress=progress if with_progress else None,
         extra_groups=extra_groups,
     )
-    if final.status != Status.PENDING:
-        await database_sync_to_async(final.mark_delivered)()
+    if final.status == Status.ANSWERED:
+        deliveries = calls.pending_deliveries.get()
+        if deliveries is None:
+            await database_sync_to_async(final.mark_delivered)()
+        else:
+            deliveries.append(final.pk)
     return outcome(final, tool)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -77,6 +78,12 @@ async def cancel_scope_for_call(token_id: int | None, request_id: str | int | No
 # (raw token, the token it authenticated as) for the request in hand: the /mcp
 # router looks the token up once, and the SDK's verifier reuses the result.
 verified_token: ContextVar[tuple[str, AgentToken | None] | None] = ContextVar("verified_token", default=None)
+
+# Answers handed to the response being written: the /mcp router marks them delivered
+# once the whole response has gone out, and not when the client went away first (an
+# answer marked delivered too soon would be lost, and the re-ask would be a new question).
+# None outside the router (stdio), where the result goes straight down the pipe.
+pending_deliveries: ContextVar[list[uuid.UUID] | None] = ContextVar("pending_deliveries", default=None)
 
 # Who asks when there is no token (stdio without --token): set by mcp_stdio.
 local_asker_name: ContextVar[str] = ContextVar("local_asker_name", default="local agent")

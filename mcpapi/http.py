@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -30,6 +31,7 @@ from mcpapi import calls, toolsets
 from mcpapi.auth import parse_bearer
 from mcpapi.models import AgentToken
 from mcpapi.models import Scope as TokenScope
+from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +161,30 @@ class MCPRouter:
             receive = _replay(body, receive)
         # Every mount's app serves its endpoint at /mcp.
         scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
-        await self._mount(sets)(scope, receive, send)
+        deliveries: list[uuid.UUID] = []
+        calls.pending_deliveries.set(deliveries)
+        finished = False
+
+        async def send_and_note_the_end(message: Message) -> None:
+            nonlocal finished
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                finished = True
+
+        await self._mount(sets)(scope, receive, send_and_note_the_end)
+        if deliveries:
+            await _mark_delivered(deliveries, finished)
+
+
+async def _mark_delivered(question_ids: list[uuid.UUID], finished: bool) -> None:
+    if not finished:
+        logger.info("Answers %s were not delivered: the client went away; a re-ask gets them", question_ids)
+        return
+    try:
+        await database_sync_to_async(Question.mark_all_delivered)(question_ids)
+    except DatabaseError:
+        # Undelivered is the safe side: a re-ask gets the same answer again.
+        logger.warning("Could not mark answers %s delivered", question_ids, exc_info=True)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

@@ -311,7 +311,11 @@ class Question(models.Model):
         return self._finish(models.Q(status=Status.PENDING), status=Status.TIMED_OUT)
 
     def mark_delivered(self) -> None:
-        Question.objects.filter(pk=self.pk, delivered_at__isnull=True).update(delivered_at=timezone.now())
+        Question.mark_all_delivered([self.pk])
+
+    @staticmethod
+    def mark_all_delivered(question_ids: list[uuid.UUID]) -> None:
+        Question.objects.filter(pk__in=question_ids, delivered_at__isnull=True).update(delivered_at=timezone.now())
 
 
 def question_group(question_id: uuid.UUID | str) -> str:
