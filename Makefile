@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test lint install install-dev system-deps
+.PHONY: serve test lint install install-dev system-deps bench soak
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,3 +45,10 @@ lint: $(VENV)/.installed-dev
 
 test: $(VENV)/.installed-dev system-deps lint
 	$(VENV)/bin/pytest
+
+# The figures (docs/performance.md): several minutes each, for people, not CI.
+bench: $(VENV)/.installed-dev
+	$(PY) -m bench.run $(BENCH_ARGS)
+
+soak: $(VENV)/.installed-dev
+	$(PY) -m bench.soak $(SOAK_ARGS)

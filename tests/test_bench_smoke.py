@@ -1,0 +1,54 @@
+"""The benchmark and soak harnesses still run: a few of everything, and one fault (CI's smoke, not the figures).
+
+The soak needs PostgreSQL and redis-server (see tests/team.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.live import ROOT
+from tests.team import require_team_services
+
+pytestmark = [pytest.mark.e2e]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Path) -> None:
+    done = run("-m", "bench.run", "--quick", "--mode", "embedded", "--name", "smoke", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads((tmp_path / "smoke.json").read_text())
+    figures = result["modes"]["embedded"]
+    assert [row["agents"] for row in figures["latency"]] == [1, 5]
+    for row in figures["latency"]:
+        assert row["lost"] == 0 and row["answer_form_failures"] == 0
+        assert row["latency"]["n"] == row["questions"] == 20
+        assert 0 < row["floor"]["p50_ms"] < row["latency"]["p99_ms"]  # waiting for a person costs more than a bare call
+    assert figures["held"]["held_calls"] >= 50
+    assert figures["held"]["kib_per_held_call"] > 0
+    assert figures["lifecycle"]["events"] > 0 and figures["lifecycle"]["events_not_seen_by_dashboard"] == 0
+    assert figures["fanout"]["until_last_dashboard"]["n"] == 3
+    markdown = (tmp_path / "smoke.md").read_text()
+    assert "## Answer latency" in markdown and "| embedded | 5 | 20 |" in markdown
+    assert (tmp_path / "smoke-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.team
+def test_the_soak_counts_no_lost_answer_across_a_redis_restart(tmp_path: Path) -> None:
+    require_team_services()
+    options = ["--seconds", "6", "--agents", "3", "--faults", "redis", "--name", "soak", "--out", str(tmp_path)]
+    done = run("-m", "bench.soak", *options)
+    result = json.loads((tmp_path / "soak.json").read_text())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert result["questions_asked"] > 0
+    assert result["answers_lost"] == 0 and result["duplicates_created"] == 0 and result["wrong_answers"] == 0
+    assert result["answers_delivered"] == result["questions_asked"]
+    assert [what for _, what in result["faults"]][1:3] == ["Redis stopped", "Redis started again"]
