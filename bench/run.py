@@ -23,8 +23,21 @@ from bench import scenarios
 from bench.report import RESULTS, plot_cdf, table, write
 from bench.servers import SETUPS, environment, raise_open_files_limit
 
-FULL = {"latency": ([1, 10, 100], 1000), "held": (2000, 100), "lifecycle": (10.0, 10), "fanout": (100, 20)}
-QUICK = {"latency": ([1, 5], 20), "held": (50, 5), "lifecycle": (1.5, 2), "fanout": (5, 3)}
+# latency: (waiting agents, questions, seconds between answers); throughput: (agents, questions), answered flat out.
+FULL = {
+    "latency": ([1, 10, 100], 1000, 0.05),
+    "throughput": (100, 1000),
+    "held": (2000, 100),
+    "lifecycle": (10.0, 10),
+    "fanout": (100, 20),
+}
+QUICK = {
+    "latency": ([1, 5], 20, 0.02),
+    "throughput": (5, 20),
+    "held": (50, 5),
+    "lifecycle": (1.5, 2),
+    "fanout": (5, 3),
+}
 
 TARGETS = {
     "embedded": {"latency_p50_ms@100": 5, "latency_p99_ms@100": 20, "held_calls": 2000, "kib_per_held_call": 50},
@@ -33,16 +46,20 @@ TARGETS = {
 
 
 async def run_mode(mode: str, plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[float]]]:
-    figures: dict[str, Any] = {"latency": [], "held": None, "lifecycle": None, "fanout": None}
+    figures: dict[str, Any] = {"latency": [], "throughput": None, "held": None, "lifecycle": None, "fanout": None}
     curves: dict[str, list[float]] = {}
     with SETUPS[mode]() as setup:
-        levels, questions = plan["latency"]
+        levels, questions, pace = plan["latency"]
         for agents in levels:
-            row, samples, pings = await scenarios.latency(setup, agents, questions)
+            row, samples, pings = await scenarios.latency(setup, agents, questions, pace)
             figures["latency"].append(row)
-            curves[f"{mode}: answer, {agents} agents"] = samples
-            curves[f"{mode}: floor (tools/list), {agents} agents"] = pings
-            print(f"  latency at {agents} agents: {row['latency']}", flush=True)
+            curves[f"{mode}: answer, {agents} waiting"] = samples
+            if agents in (levels[0], levels[-1]):
+                curves[f"{mode}: floor (tools/list), {agents} agents"] = pings
+            print(f"  latency at {agents} agents: {row['latency']} floor {row['floor']}", flush=True)
+        agents, questions = plan["throughput"]
+        figures["throughput"], _, _ = await scenarios.latency(setup, agents, questions)
+        print(f"  flat out, {agents} agents: {figures['throughput']['questions_per_second']}/s", flush=True)
         count, sample = plan["held"]
         figures["held"], _, loaded = await scenarios.held_calls(setup, count, sample)
         curves[f"{mode}: answer while holding {count}"] = loaded
@@ -58,13 +75,14 @@ async def run_mode(mode: str, plan: dict[str, Any]) -> tuple[dict[str, Any], dic
 
 def markdown(result: dict[str, Any]) -> str:
     parts = [f"# Hook Bridge benchmark: {result['name']}\n", f"Taken {result['taken_at']} on {result['machine']}.\n"]
-    latency_rows, held_rows, lifecycle_rows, fanout_rows = [], [], [], []
+    latency_rows, throughput_rows, held_rows, lifecycle_rows, fanout_rows = [], [], [], [], []
     for mode, figures in result["modes"].items():
         for row in figures["latency"]:
             latency_rows.append(
                 {
                     "mode": mode,
-                    "agents": row["agents"],
+                    "agents waiting": row["agents"],
+                    "answer every ms": row["answers_paced_ms"],
                     "questions": row["questions"],
                     "p50 ms": row["latency"].get("p50_ms"),
                     "p95 ms": row["latency"].get("p95_ms"),
@@ -76,6 +94,19 @@ def markdown(result: dict[str, Any]) -> str:
                     "lost": row["lost"],
                 }
             )
+        flat = figures["throughput"]
+        throughput_rows.append(
+            {
+                "mode": mode,
+                "agents": flat["agents"],
+                "questions": flat["questions"],
+                "answered/s": flat["questions_per_second"],
+                "p50 ms": flat["latency"].get("p50_ms"),
+                "p99 ms": flat["latency"].get("p99_ms"),
+                "floor p50 ms": flat["floor"].get("p50_ms"),
+                "lost": flat["lost"],
+            }
+        )
         held = figures["held"]
         held_rows.append(
             {
@@ -114,6 +145,7 @@ def markdown(result: dict[str, Any]) -> str:
             }
         )
     parts += ["\n## Answer latency (answer POST sent → ask_question returned)\n\n", table(latency_rows)]
+    parts += ["\n## Flat out: every question answered the moment it appears\n\n", table(throughput_rows)]
     parts += ["\n## Held calls (one worker)\n\n", table(held_rows)]
     parts += ["\n## Lifecycle events with a dashboard connected\n\n", table(lifecycle_rows)]
     parts += ["\n## Dashboard fan-out (new question → last dashboard has it)\n\n", table(fanout_rows)]

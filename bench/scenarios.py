@@ -38,12 +38,12 @@ def _answer_of(result: CallToolResult) -> str:
 
 
 @asynccontextmanager
-async def answerer(server: LiveServer) -> AsyncIterator[dict[str, Any]]:
+async def answerer(server: LiveServer, pace: float = 0.0) -> AsyncIterator[dict[str, Any]]:
     """The answering bot in its own process; yields a dict filled with its figures once it stops."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "answers.json"
         process = subprocess.Popen(  # noqa: ASYNC220 - started once, before anything is timed
-            [sys.executable, "-m", "bench.answerer", server.url, server.username, PASSWORD, str(out)],
+            [sys.executable, "-m", "bench.answerer", server.url, server.username, PASSWORD, str(out), str(pace)],
             cwd=ROOT_DIR,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -63,8 +63,14 @@ async def answerer(server: LiveServer) -> AsyncIterator[dict[str, Any]]:
             figures.update(json.loads(out.read_text()))
 
 
-async def latency(setup: Setup, concurrency: int, questions: int) -> tuple[dict[str, Any], list[float], list[float]]:
+async def latency(
+    setup: Setup, concurrency: int, questions: int, pace: float = 0.0
+) -> tuple[dict[str, Any], list[float], list[float]]:
     """Answer POST sent (by the bot) to ask_question returned (at the agent), with `concurrency` agents waiting.
+
+    With `pace`, the person answers one question at a time, at least `pace` seconds
+    apart: latency with that many agents waiting. Without, every question is answered
+    the moment it appears: the worker runs flat out, and the figure is its throughput.
 
     The floor is a bare MCP request from the same agents at the same concurrency, to the
     same worker: tools/list (uncached), the whole request/response path with nothing to
@@ -86,7 +92,7 @@ async def latency(setup: Setup, concurrency: int, questions: int) -> tuple[dict[
 
         await asyncio.gather(*(ping_loop(c) for c in clients))
 
-        async with answerer(setup.answer_side) as bot:
+        async with answerer(setup.answer_side, pace) as bot:
 
             async def ask_loop(index: int, client: Client) -> None:
                 for n in range(per_agent):
@@ -104,6 +110,7 @@ async def latency(setup: Setup, concurrency: int, questions: int) -> tuple[dict[
     row = {
         "mode": setup.mode,
         "agents": concurrency,
+        "answers_paced_ms": round(pace * 1000),
         "questions": len(returned),
         "lost": per_agent * concurrency - len(returned),
         "answer_form_failures": bot["failed"],

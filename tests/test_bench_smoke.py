@@ -37,7 +37,8 @@ def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Pa
     assert figures["lifecycle"]["events"] > 0 and figures["lifecycle"]["events_not_seen_by_dashboard"] == 0
     assert figures["fanout"]["until_last_dashboard"]["n"] == 3
     markdown = (tmp_path / "smoke.md").read_text()
-    assert "## Answer latency" in markdown and "| embedded | 5 | 20 |" in markdown
+    assert "## Answer latency" in markdown and "| embedded | 5 | 20 | 20 |" in markdown
+    assert figures["throughput"]["questions"] == 20 and figures["throughput"]["questions_per_second"] > 0
     assert (tmp_path / "smoke-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
