@@ -72,9 +72,9 @@ async def latency(
     apart: latency with that many agents waiting. Without, every question is answered
     the moment it appears: the worker runs flat out, and the figure is its throughput.
 
-    The floor is a bare MCP request from the same agents at the same concurrency, to the
-    same worker: tools/list (uncached), the whole request/response path with nothing to
-    wait for and no database. (The 2026-07-28 era has no ping.)
+    The floor is a bare MCP request to the same worker, one at a time, with the same
+    agents connected: tools/list (uncached), the whole request/response path with
+    nothing to wait for. (The 2026-07-28 era has no ping.)
     """
     per_agent = max(1, questions // concurrency)
     tag = uuid.uuid4().hex[:6]
@@ -84,13 +84,10 @@ async def latency(
     async with AsyncExitStack() as stack:
         clients: list[Client] = [await stack.enter_async_context(agent(setup.agent_side)) for _ in range(concurrency)]
 
-        async def ping_loop(client: Client) -> None:
-            for _ in range(per_agent):
-                started = time.perf_counter()
-                await client.list_tools(cache_mode="bypass")
-                pings.append(time.perf_counter() - started)
-
-        await asyncio.gather(*(ping_loop(c) for c in clients))
+        for _ in range(per_agent * concurrency):
+            started = time.perf_counter()
+            await clients[0].list_tools(cache_mode="bypass")
+            pings.append(time.perf_counter() - started)
 
         async with answerer(setup.answer_side, pace) as bot:
 
