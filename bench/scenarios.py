@@ -94,7 +94,10 @@ async def latency(
             async def ask_loop(index: int, client: Client) -> None:
                 for n in range(per_agent):
                     text = f"bench {tag}: agent {index}, question {n}. Which way?"
-                    result = await client.call_tool("ask_question", {"question": text})
+                    try:
+                        result = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 60)
+                    except TimeoutError:
+                        continue  # never answered: counted as lost below
                     returned[_answer_of(result)] = time.perf_counter()
 
             started = time.perf_counter()

@@ -180,7 +180,9 @@ if REDIS_URL:
         _config.update(capacity=1000, expiry=60)
     CHANNEL_LAYERS = {"default": {"BACKEND": _layer, "CONFIG": _config}}
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # Capacity as on Redis: the default 100 queued messages per channel overflowed under a
+    # burst of 100 agents (bench/), and a full channel drops a dashboard's pushes silently.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
     # One web process (the embedded default): logins are read from its memory, not the
     # database, on every dashboard request. Several workers keep sessions in the database
     # alone, so a logout on one is a logout on all.

@@ -86,3 +86,21 @@ async def test_a_pushed_hypothesis_card_carries_its_scale() -> None:
     assert added.count('type="radio"') == 14
     assert "Fully agree" in added
     await communicator.disconnect()
+
+
+async def test_a_burst_of_pushes_reaches_the_dashboard_whole() -> None:
+    """100 agents asking at once queue hundreds of pushes; a full channel would drop them silently."""
+    from channels.layers import get_channel_layer
+
+    from hookbridge_site.broadcast import DASHBOARD_GROUP
+
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    communicator = connect_as(user)
+    assert (await communicator.connect())[0]
+    await communicator.receive_from()  # the current state
+    layer = get_channel_layer()
+    for n in range(300):
+        await layer.group_send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": f"<p>push {n}</p>"})
+    received = [await communicator.receive_from() for _ in range(300)]
+    assert received == [f"<p>push {n}</p>" for n in range(300)]
+    await communicator.disconnect()
