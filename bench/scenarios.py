@@ -165,11 +165,16 @@ async def held_calls(setup: Setup, count: int, sample: int) -> tuple[dict[str, A
         tasks: list[asyncio.Task[None]] = []
 
         async def open_calls(n: int, prefix: str) -> list[str]:
+            # In batches of 100, each held before the next starts: agents arrive over time, and
+            # 2,000 connections at once overflow the listen backlog (Twisted's is 50).
             before = setup.count_pending()
-            for i in range(n):
-                client = clients[i % len(clients)]
-                tasks.append(asyncio.create_task(ask(client, f"bench {tag} {prefix} {i}: hold on?")))
-            await _until(lambda: setup.count_pending() >= before + n, timeout=max(60, n / 10))
+            for start in range(0, n, 100):
+                batch = range(start, min(n, start + 100))
+                for i in batch:
+                    client = clients[i % len(clients)]
+                    tasks.append(asyncio.create_task(ask(client, f"bench {tag} {prefix} {i}: hold on?")))
+                held = before + batch.stop
+                await _until(lambda held=held: setup.count_pending() >= held, timeout=60)
             return pending_ids(setup, f"bench {tag} {prefix} ")
 
         # Warm up, then a baseline with only the sampled call waiting.

@@ -229,6 +229,9 @@ HOOKBRIDGE_DEFAULT_TOOLSETS = env.str("HOOKBRIDGE_DEFAULT_TOOLSETS", default="ma
 # How long one wait on the channel layer lasts before the row is read again: the
 # most a lost wake-up message can delay an answer.
 HOOKBRIDGE_WAIT_SLICE = required_seconds("HOOKBRIDGE_WAIT_SLICE", 2.0)
+# Row re-reads per second that a worker's waiting calls aim at together: past
+# HOOKBRIDGE_WAIT_SLICE x this many waiting calls, each one's slice grows.
+HOOKBRIDGE_REREADS_PER_SECOND = env_int("HOOKBRIDGE_REREADS_PER_SECOND", 200)
 HOOKBRIDGE_MAX_QUESTION_LENGTH = env_int("HOOKBRIDGE_MAX_QUESTION_LENGTH", 20_000)
 HOOKBRIDGE_MAX_ANSWER_LENGTH = env_int("HOOKBRIDGE_MAX_ANSWER_LENGTH", 20_000)
 HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)

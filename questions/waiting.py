@@ -50,6 +50,18 @@ class WaitPolicy:
         )
 
 
+# Calls waiting in this process. Each re-reads its row once a slice; with thousands
+# waiting, those reads alone filled the one thread the ORM runs on, and an answer's
+# wake-up queued behind them for seconds (bench/: 2,000 held calls). So the slice
+# grows with the crowd, keeping re-reads near a budget per second; a lost wake-up
+# (rare: Redis restarting) then costs a longer slice, never the answer.
+waiting_now = 0
+
+
+def slice_for(base: float, waiting: int, rereads_per_second: float) -> float:
+    return max(base, waiting / rereads_per_second)
+
+
 @database_sync_to_async
 def _read(question_id: uuid.UUID) -> Question:
     return Question.objects.select_related("answer").get(pk=question_id)
@@ -105,11 +117,13 @@ async def wait_for_resolution(
             return False
         return True
 
+    global waiting_now
     joined = await join()
     loop = asyncio.get_running_loop()
     started = loop.time()
     last_progress = started
     question: Question | None = None
+    waiting_now += 1
     try:
         while True:
             question = await _read(question_id)
@@ -132,7 +146,7 @@ async def wait_for_resolution(
                     last_progress = now
                     await progress(waited, f"Waiting for an answer, {_elapsed_text(waited)} elapsed")
 
-            timeout = policy.slice_seconds
+            timeout = slice_for(policy.slice_seconds, waiting_now, settings.HOOKBRIDGE_REREADS_PER_SECOND)
             if policy.max_hold is not None:
                 timeout = min(timeout, policy.max_hold - waited)
             if policy.progress_interval is not None:
@@ -169,6 +183,7 @@ async def wait_for_resolution(
                 await _cancel(current, CancelReason.CLIENT_DISCONNECTED)
         raise
     finally:
+        waiting_now -= 1
         with anyio.CancelScope(shield=True):
             for group in groups if channel is not None else ():
                 try:

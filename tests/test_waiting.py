@@ -100,3 +100,13 @@ async def test_a_cancelled_caller_marks_the_question_cancelled() -> None:
         await waiting
     stored = await database_sync_to_async(Question.objects.get)(pk=question.pk)
     assert (stored.status, stored.cancel_reason) == (Status.CANCELLED, "client_disconnected")
+
+
+@pytest.mark.parametrize(
+    ("waiting", "expected"),
+    [(1, 2.0), (400, 2.0), (401, 2.005), (2000, 10.0)],
+)
+def test_the_slice_grows_with_the_crowd_to_keep_rereads_near_the_budget(waiting: int, expected: float) -> None:
+    from questions.waiting import slice_for
+
+    assert slice_for(2.0, waiting, 200) == pytest.approx(expected)
