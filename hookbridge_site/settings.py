@@ -157,15 +157,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", _connect_timeout)
     # A pool of connections (psycopg_pool): opening one per request cost more than the
     # rest of a tool call (docs/performance.md). Each is checked before use, so one that a
-    # restarted server dropped is replaced, and a request that cannot get one within the
-    # connect timeout fails with the same clear error. HOOKBRIDGE_DB_POOL_SIZE=0 turns it
-    # off (behind PgBouncer, say).
+    # restarted server dropped is replaced. A request that cannot get one in 3 s (at most
+    # the connect timeout) fails with the same clear error: with the server gone, the pool
+    # waits out its whole timeout, where a lone connection was refused at once.
+    # HOOKBRIDGE_DB_POOL_SIZE=0 turns it off (behind PgBouncer, say).
     _pool_size = env_int("HOOKBRIDGE_DB_POOL_SIZE", 20, minimum=0)
     if _pool_size:
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": 1,
             "max_size": _pool_size,
-            "timeout": _connect_timeout,
+            "timeout": min(_connect_timeout, 3),
         }
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
