@@ -210,17 +210,11 @@ async def held_calls(setup: Setup, count: int, sample: int) -> tuple[dict[str, A
 
 def pending_ids(setup: Setup, prefix: str) -> list[str]:
     like = prefix.replace("%", r"\%") + "%"
-    query = "SELECT id FROM questions_question WHERE status='pending' AND text LIKE %s ORDER BY created_at"
-    if setup.database_url.startswith("sqlite"):
-        import sqlite3
-
-        with sqlite3.connect(setup.database_url.removeprefix("sqlite:///")) as db:
-            rows = db.execute(query.replace("%s", "?"), (like,)).fetchall()
-        return [str(uuid.UUID(str(row[0]))) for row in rows]
-    import psycopg
-
-    with psycopg.connect(setup.database_url.replace("postgres://", "postgresql://", 1)) as db:
-        return [str(row[0]) for row in db.execute(query, (like,)).fetchall()]
+    rows = setup.query(
+        "SELECT id FROM questions_question WHERE status='pending' AND text LIKE %s ORDER BY created_at", like
+    )
+    # SQLite holds a UUID as 32 hex digits, PostgreSQL as a uuid.
+    return [str(uuid.UUID(str(row[0]))) for row in rows]
 
 
 async def _until(condition: Any, timeout: float) -> None:

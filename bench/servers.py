@@ -56,16 +56,18 @@ class Setup:
     def workers(self) -> list[LiveServer]:
         return [self.agent_side] if self.agent_side is self.answer_side else [self.agent_side, self.answer_side]
 
-    def count_pending(self) -> int:
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Rows from the workers' database, read directly (%s placeholders, either database)."""
         if self.database_url.startswith("sqlite"):
-            path = self.database_url.removeprefix("sqlite:///")
-            with sqlite3.connect(path) as db:
-                return int(db.execute("SELECT count(*) FROM questions_question WHERE status='pending'").fetchone()[0])
+            with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as db:
+                return db.execute(sql.replace("%s", "?"), params).fetchall()
         import psycopg
 
         with psycopg.connect(self.database_url.replace("postgres://", "postgresql://", 1)) as db:
-            row = db.execute("SELECT count(*) FROM questions_question WHERE status='pending'").fetchone()
-            return int(row[0]) if row else 0
+            return db.execute(sql, params).fetchall()
+
+    def count_pending(self) -> int:
+        return int(self.query("SELECT count(*) FROM questions_question WHERE status='pending'")[0][0])
 
 
 @contextmanager
