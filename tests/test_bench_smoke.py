@@ -50,6 +50,8 @@ def test_the_soak_counts_no_lost_answer_across_a_redis_restart(tmp_path: Path) -
     result = json.loads((tmp_path / "soak.json").read_text())
     assert done.returncode == 0, done.stdout + done.stderr
     assert result["questions_asked"] > 0
-    assert result["answers_lost"] == 0 and result["duplicates_created"] == 0 and result["wrong_answers"] == 0
+    assert result["answers_lost"] == 0 and result["wrong_answers"] == 0
+    # Agents hang up at random: one that hangs up on an answer already sent re-asks a new question.
+    assert result["duplicates_created"] == result["duplicates_after_agent_dropped_a_delivered_answer"]
     assert result["answers_delivered"] == result["questions_asked"]
     assert [what for _, what in result["faults"]][1:3] == ["Redis stopped", "Redis started again"]
