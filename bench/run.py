@@ -45,32 +45,41 @@ TARGETS = {
 }
 
 
-async def run_mode(mode: str, plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[float]]]:
+SCENARIOS = ("latency", "throughput", "lifecycle", "fanout", "held")
+
+
+async def run_mode(
+    mode: str, plan: dict[str, Any], only: tuple[str, ...] = SCENARIOS
+) -> tuple[dict[str, Any], dict[str, list[float]]]:
     figures: dict[str, Any] = {"latency": [], "throughput": None, "held": None, "lifecycle": None, "fanout": None}
     curves: dict[str, list[float]] = {}
     with SETUPS[mode]() as setup:
         levels, questions, pace = plan["latency"]
-        for agents in levels:
+        for agents in levels if "latency" in only else []:
             row, samples, pings = await scenarios.latency(setup, agents, questions, pace)
             figures["latency"].append(row)
             curves[f"{mode}: answer, {agents} waiting"] = samples
             if agents in (levels[0], levels[-1]):
                 curves[f"{mode}: floor (tools/list), {agents} agents"] = pings
             print(f"  latency at {agents} agents: {row['latency']} floor {row['floor']}", flush=True)
-        agents, questions = plan["throughput"]
-        figures["throughput"], _, _ = await scenarios.latency(setup, agents, questions)
-        print(f"  flat out, {agents} agents: {figures['throughput']['questions_per_second']}/s", flush=True)
-        seconds, agents = plan["lifecycle"]
-        figures["lifecycle"], _ = await scenarios.lifecycle(setup, seconds, agents)
-        print(f"  lifecycle: {figures['lifecycle']}", flush=True)
-        dashboards, rounds = plan["fanout"]
-        figures["fanout"], _ = await scenarios.fanout(setup, dashboards, rounds)
-        print(f"  fan-out: {figures['fanout']}", flush=True)
+        if "throughput" in only:
+            agents, questions = plan["throughput"]
+            figures["throughput"], _, _ = await scenarios.latency(setup, agents, questions)
+            print(f"  flat out, {agents} agents: {figures['throughput']['questions_per_second']}/s", flush=True)
+        if "lifecycle" in only:
+            seconds, agents = plan["lifecycle"]
+            figures["lifecycle"], _ = await scenarios.lifecycle(setup, seconds, agents)
+            print(f"  lifecycle: {figures['lifecycle']}", flush=True)
+        if "fanout" in only:
+            dashboards, rounds = plan["fanout"]
+            figures["fanout"], _ = await scenarios.fanout(setup, dashboards, rounds)
+            print(f"  fan-out: {figures['fanout']}", flush=True)
         # Last: thousands of calls hung up at once keep the worker busy for a while.
-        count, sample = plan["held"]
-        figures["held"], _, loaded = await scenarios.held_calls(setup, count, sample)
-        curves[f"{mode}: answer while holding {count}"] = loaded
-        print(f"  held: {figures['held']}", flush=True)
+        if "held" in only:
+            count, sample = plan["held"]
+            figures["held"], _, loaded = await scenarios.held_calls(setup, count, sample)
+            curves[f"{mode}: answer while holding {count}"] = loaded
+            print(f"  held: {figures['held']}", flush=True)
     return figures, curves
 
 
@@ -96,60 +105,68 @@ def markdown(result: dict[str, Any]) -> str:
                 }
             )
         flat = figures["throughput"]
-        throughput_rows.append(
-            {
-                "mode": mode,
-                "agents": flat["agents"],
-                "questions": flat["questions"],
-                "answered/s": flat["questions_per_second"],
-                "p50 ms": flat["latency"].get("p50_ms"),
-                "p99 ms": flat["latency"].get("p99_ms"),
-                "floor p50 ms": flat["floor"].get("p50_ms"),
-                "lost": flat["lost"],
-            }
-        )
+        if flat:
+            throughput_rows.append(
+                {
+                    "mode": mode,
+                    "agents": flat["agents"],
+                    "questions": flat["questions"],
+                    "answered/s": flat["questions_per_second"],
+                    "p50 ms": flat["latency"].get("p50_ms"),
+                    "p99 ms": flat["latency"].get("p99_ms"),
+                    "floor p50 ms": flat["floor"].get("p50_ms"),
+                    "lost": flat["lost"],
+                }
+            )
         held = figures["held"]
-        held_rows.append(
-            {
-                "mode": mode,
-                "held calls": held["held_calls"],
-                "KiB per call": held["kib_per_held_call"],
-                "RSS before MiB": held["rss_before_mib"],
-                "RSS after MiB": held["rss_after_mib"],
-                "p50 ms alone": held["latency_alone"].get("p50_ms"),
-                "p99 ms alone": held["latency_alone"].get("p99_ms"),
-                "p50 ms holding": held["latency_while_holding"].get("p50_ms"),
-                "p99 ms holding": held["latency_while_holding"].get("p99_ms"),
-            }
-        )
+        if held:
+            held_rows.append(
+                {
+                    "mode": mode,
+                    "held calls": held["held_calls"],
+                    "KiB per call": held["kib_per_held_call"],
+                    "RSS before MiB": held["rss_before_mib"],
+                    "RSS after MiB": held["rss_after_mib"],
+                    "p50 ms alone": held["latency_alone"].get("p50_ms"),
+                    "p99 ms alone": held["latency_alone"].get("p99_ms"),
+                    "p50 ms holding": held["latency_while_holding"].get("p50_ms"),
+                    "p99 ms holding": held["latency_while_holding"].get("p99_ms"),
+                }
+            )
         life = figures["lifecycle"]
-        lifecycle_rows.append(
-            {
-                "mode": mode,
-                "agents": life["agents"],
-                "events": life["events"],
-                "events/s": life["events_per_second"],
-                "delay p50 ms": life["delay_to_dashboard"].get("p50_ms"),
-                "delay p99 ms": life["delay_to_dashboard"].get("p99_ms"),
-                "not seen": life["events_not_seen_by_dashboard"],
-            }
-        )
+        if life:
+            lifecycle_rows.append(
+                {
+                    "mode": mode,
+                    "agents": life["agents"],
+                    "events": life["events"],
+                    "events/s": life["events_per_second"],
+                    "pushes": life["pushes_to_dashboard"],
+                    "current after p50 ms": life["delay_until_current"].get("p50_ms"),
+                    "current after p99 ms": life["delay_until_current"].get("p99_ms"),
+                    "never current": life["events_never_current"],
+                }
+            )
         fan = figures["fanout"]
-        fanout_rows.append(
-            {
-                "mode": mode,
-                "dashboards": fan["dashboards"],
-                "rounds": fan["rounds"],
-                "last p50 ms": fan["until_last_dashboard"].get("p50_ms"),
-                "last max ms": fan["until_last_dashboard"].get("max_ms"),
-                "first p50 ms": fan["until_first_dashboard"].get("p50_ms"),
-            }
-        )
-    parts += ["\n## Answer latency (answer POST sent → ask_question returned)\n\n", table(latency_rows)]
-    parts += ["\n## Flat out: every question answered the moment it appears\n\n", table(throughput_rows)]
-    parts += ["\n## Held calls (one worker)\n\n", table(held_rows)]
-    parts += ["\n## Lifecycle events with a dashboard connected\n\n", table(lifecycle_rows)]
-    parts += ["\n## Dashboard fan-out (new question → last dashboard has it)\n\n", table(fanout_rows)]
+        if fan:
+            fanout_rows.append(
+                {
+                    "mode": mode,
+                    "dashboards": fan["dashboards"],
+                    "rounds": fan["rounds"],
+                    "last p50 ms": fan["until_last_dashboard"].get("p50_ms"),
+                    "last max ms": fan["until_last_dashboard"].get("max_ms"),
+                    "first p50 ms": fan["until_first_dashboard"].get("p50_ms"),
+                }
+            )
+    sections = [
+        ("Answer latency (answer POST sent → ask_question returned)", latency_rows),
+        ("Flat out: every question answered the moment it appears", throughput_rows),
+        ("Held calls (one worker)", held_rows),
+        ("Lifecycle events with a dashboard connected", lifecycle_rows),
+        ("Dashboard fan-out (new question → last dashboard has it)", fanout_rows),
+    ]
+    parts += [f"\n## {title}\n\n{table(rows)}" for title, rows in sections if rows]
     return "".join(parts)
 
 
@@ -159,6 +176,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a few of everything (CI's smoke)")
     parser.add_argument("--name", default=None, help="results file name (default: bench-<mode>)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    parser.add_argument(
+        "--only", nargs="+", choices=SCENARIOS, default=list(SCENARIOS), help="measure just these (default: all)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
     limit = raise_open_files_limit()
@@ -178,7 +198,7 @@ def main() -> None:
     started = time.monotonic()
     for mode in modes:
         print(f"{mode}:", flush=True)
-        result["modes"][mode], mode_curves = asyncio.run(run_mode(mode, plan))
+        result["modes"][mode], mode_curves = asyncio.run(run_mode(mode, plan, tuple(args.only)))
         curves.update(mode_curves)
     result["seconds"] = round(time.monotonic() - started, 1)
     written = write(name, result, markdown(result), args.out)

@@ -5,13 +5,22 @@ the code that sends it. Inside the server, on-commit hooks run in worker threads
 they hand the send to the server's event loop and go on. Waiting for it instead
 (async_to_sync) would park the thread until the loop ran it, and a loop that has
 stopped for shutdown never does: the interpreter then hangs joining that thread.
+
+What a page shows as "the state now" (the status bar, a session's page) goes
+through send_latest: a burst of changes becomes a few pushes, the last one
+rendered after the last change. Without it, 100 lifecycle events a second put
+100 renders a second on the database thread and a queue on every dashboard's
+consumer that drained slower than it filled: pushes arrived seconds late.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -25,6 +34,16 @@ DASHBOARD_GROUP = "dashboard"
 _server_loop: asyncio.AbstractEventLoop | None = None
 _server_thread: int | None = None
 _in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
+
+# One group and message to send; what a send_latest builder returns.
+Push = tuple[str, dict[str, Any]]
+
+# At most one push per key in this interval, per process: 20 a second is more than
+# a person can read, and few enough for every dashboard's consumer to keep up.
+LATEST_INTERVAL = 0.05
+_latest_lock = threading.Lock()
+_latest_sent: dict[str, float] = {}  # key: when its last push was built (monotonic)
+_latest_due: set[str] = set()  # keys with a trailing push scheduled
 
 
 def bind_server_loop() -> None:
@@ -64,3 +83,77 @@ def send(group: str, message: dict[str, Any]) -> None:
 
 def to_dashboards(html: str) -> None:
     send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})
+
+
+def send_latest(key: str, build: Callable[[], list[Push]]) -> None:
+    """Push what `build` renders, at most once per LATEST_INTERVAL for `key`; the last change always goes out.
+
+    For state a page shows whole, where the newest rendering replaces every older one.
+    `build` reads the database when it runs, so a push deferred to the end of the
+    interval shows every change made meanwhile. It runs in a sync thread: here, when
+    called from one (an on-commit hook) and the interval has passed, else later on
+    the database thread.
+    """
+    loop = _server_loop
+    if loop is None:  # no server (a management command, a test): nothing to spare
+        _send_all(build)
+        return
+    now = time.monotonic()
+    with _latest_lock:
+        if key in _latest_due:
+            return  # the scheduled push will read this change too
+        wait = _latest_sent.get(key, -LATEST_INTERVAL) + LATEST_INTERVAL - now
+        # On the loop itself, `build` (the ORM) can't run: it goes to the database thread.
+        deferred = wait > 0 or threading.get_ident() == _server_thread
+        if deferred:
+            _latest_due.add(key)
+        else:
+            _latest_sent[key] = now
+    if not deferred:
+        _send_all(build)
+        return
+    try:
+        # A fresh context: the caller's (a sync thread inside asgiref) would make the
+        # later database_sync_to_async call refuse to run, as if it were nested.
+        loop.call_soon_threadsafe(_schedule_latest, key, build, max(wait, 0.0), context=contextvars.Context())
+    except RuntimeError:  # the loop is closed: the server is gone
+        with _latest_lock:
+            _latest_due.discard(key)
+        logger.info("Dropped the push for %s: the server is shutting down", key)
+
+
+def _send_all(build: Callable[[], list[Push]]) -> None:
+    try:
+        pushes = build()
+    except Exception:
+        logger.warning("Could not render a dashboard push", exc_info=True)
+        return
+    for group, message in pushes:
+        send(group, message)
+
+
+def _schedule_latest(key: str, build: Callable[[], list[Push]], wait: float) -> None:
+    loop = asyncio.get_running_loop()
+
+    def start() -> None:
+        task = loop.create_task(_send_latest_now(key, build))
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+
+    loop.call_later(wait, start)
+
+
+async def _send_latest_now(key: str, build: Callable[[], list[Push]]) -> None:
+    from hookbridge_site.db import database_sync_to_async
+
+    # Unmarked before building: a change committed while this renders schedules the next push.
+    with _latest_lock:
+        _latest_due.discard(key)
+        _latest_sent[key] = time.monotonic()
+    try:
+        pushes = await database_sync_to_async(build)()
+        layer = get_channel_layer()
+        for group, message in pushes:
+            await layer.group_send(group, message)
+    except Exception:
+        logger.warning("A dashboard push for %s failed", key, exc_info=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 
@@ -30,6 +31,17 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels' own dispatch first closes stale database connections, on the shared
+        # database thread, before every handler: a push to 100 open pages waited for 100
+        # turns of the thread the MCP tools need, and closed the SQLite connection
+        # hookbridge_site.db keeps open. Handlers here that read the database do it
+        # through hookbridge_site.db.database_sync_to_async, which tends the connections.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Pages send nothing we act on: answers go through HTMX POSTs, with CSRF.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 
 from django.template.loader import render_to_string
@@ -20,12 +21,18 @@ def page_group(guid: uuid.UUID) -> str:
     return f"session-page.{guid.hex}"
 
 
-def event_recorded(event_id: int) -> None:
-    event = LifecycleEvent.objects.get(pk=event_id)
-    html = render_to_string("lifecycle/status_bar.html#status-bar", {"last_event": event, "oob": True})
-    broadcast.to_dashboards(html)
+def event_recorded(event: LifecycleEvent) -> None:
+    # The bar shows the latest event only: a burst of events is a few pushes, the last one current.
+    broadcast.send_latest("status-bar", _status_bar)
     if event.session_id:
         session_changed(event.session_id)
+
+
+def _status_bar() -> list[broadcast.Push]:
+    html = render_to_string(
+        "lifecycle/status_bar.html#status-bar", {"last_event": LifecycleEvent.latest(), "oob": True}
+    )
+    return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
 
 
 def session_event(event_id: int) -> None:
@@ -36,12 +43,20 @@ def session_event(event_id: int) -> None:
 
 
 def session_changed(guid: uuid.UUID) -> None:
-    """Re-render what people see of the session: its page and its overview row."""
+    """Re-render what people see of the session: its page and its overview row (each the latest state only)."""
+    broadcast.send_latest(f"session.{guid.hex}", functools.partial(_session_page, guid))
+    # Each overview renders its own rows (it may be filtered by project): one hint for all sessions.
+    broadcast.send_latest(OVERVIEW_GROUP, _overview_hint)
+
+
+def _session_page(guid: uuid.UUID) -> list[broadcast.Push]:
     session = AgentSession.objects.get(pk=guid)
     page = render_to_string("lifecycle/session.html#live-parts", {"session": session, "oob": True})
-    broadcast.send(page_group(guid), {"type": "dashboard.html", "html": page})
-    # Each overview renders its own rows: it may be filtered by project.
-    broadcast.send(OVERVIEW_GROUP, {"type": "sessions.changed"})
+    return [(page_group(guid), {"type": "dashboard.html", "html": page})]
+
+
+def _overview_hint() -> list[broadcast.Push]:
+    return [(OVERVIEW_GROUP, {"type": "sessions.changed"})]
 
 
 def hook_run_started(run_id: uuid.UUID) -> None:

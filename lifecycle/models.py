@@ -55,7 +55,7 @@ class LifecycleEvent(models.Model):
         with transaction.atomic():
             session = AgentSession.active_for(asker)
             event = cls.objects.create(asker=asker, asker_name=asker_name, session=session, **fields)
-            transaction.on_commit(lambda: live.event_recorded(event.pk), robust=True)
+            transaction.on_commit(lambda: live.event_recorded(event), robust=True)
         return event
 
     @property

@@ -34,7 +34,9 @@ def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Pa
         assert 0 < row["floor"]["p50_ms"] < row["latency"]["p99_ms"]  # waiting for a person costs more than a bare call
     assert figures["held"]["held_calls"] >= 50
     assert figures["held"]["kib_per_held_call"] > 0
-    assert figures["lifecycle"]["events"] > 0 and figures["lifecycle"]["events_not_seen_by_dashboard"] == 0
+    life = figures["lifecycle"]
+    assert life["events"] > 0 and life["events_never_current"] == 0
+    assert 0 < life["pushes_to_dashboard"] <= life["events"] and life["delay_until_current"]["n"] == life["events"]
     assert figures["fanout"]["until_last_dashboard"]["n"] == 3
     markdown = (tmp_path / "smoke.md").read_text()
     assert "## Answer latency" in markdown and "| embedded | 5 | 20 | 20 |" in markdown
@@ -55,3 +57,12 @@ def test_the_soak_counts_no_lost_answer_across_a_redis_restart(tmp_path: Path) -
     assert result["duplicates_created"] == result["duplicates_after_agent_dropped_a_delivered_answer"]
     assert result["answers_delivered"] == result["questions_asked"]
     assert [what for _, what in result["faults"]][1:3] == ["Redis stopped", "Redis started again"]
+
+
+def test_an_event_is_current_once_the_dashboard_shows_it_or_a_later_one() -> None:
+    from bench.scenarios import current_up_to
+
+    sent = {0: 0.0, 1: 0.1, 2: 0.2, 3: 0.3}
+    received = {1: 0.5, 3: 0.4}  # 3's push overtook 1's; 0 and 2 were never shown by name
+    assert [round(d, 3) for d in current_up_to(sent, received)] == [0.4, 0.3, 0.2, 0.1]
+    assert current_up_to({0: 0.0, 1: 0.1}, {0: 0.2}) == [0.2]  # 1 was never current

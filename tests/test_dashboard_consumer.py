@@ -104,3 +104,27 @@ async def test_a_burst_of_pushes_reaches_the_dashboard_whole() -> None:
     received = [await communicator.receive_from() for _ in range(300)]
     assert received == [f"<p>push {n}</p>" for n in range(300)]
     await communicator.disconnect()
+
+
+async def test_a_push_does_not_wait_for_the_database_thread() -> None:
+    """Channels' dispatch would first take a turn on the database thread, behind every MCP tool's query."""
+    import asyncio
+    import time
+
+    from channels.layers import get_channel_layer
+
+    from hookbridge_site import db
+    from hookbridge_site.broadcast import DASHBOARD_GROUP
+
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    communicator = connect_as(user)
+    assert (await communicator.connect())[0]
+    await communicator.receive_from()  # the current state
+    busy = asyncio.create_task(db.database_sync_to_async(time.sleep)(2))
+    await asyncio.sleep(0.1)  # the database thread is now taken
+    started = time.monotonic()
+    await get_channel_layer().group_send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": "<p>now</p>"})
+    assert await communicator.receive_from(timeout=1.5) == "<p>now</p>"
+    assert time.monotonic() - started < 1.5
+    await busy
+    await communicator.disconnect()

@@ -1,0 +1,130 @@
+"""send_latest: a burst of changes to one page becomes a few pushes, and the last change always goes out."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from hookbridge_site import broadcast
+
+
+@pytest.fixture
+def server_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """An event loop in a thread of its own, bound as the server's: on-commit hooks run beside it."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(_bind(), loop).result(timeout=5)
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=5)
+    loop.close()
+    broadcast._server_loop = broadcast._server_thread = None
+    broadcast._latest_sent.clear()
+    broadcast._latest_due.clear()
+
+
+async def _bind() -> None:
+    broadcast.bind_server_loop()
+
+
+class Page:
+    """A page's state as a builder reads it, and the pushes made of it."""
+
+    def __init__(self) -> None:
+        self.state = 0
+        self.built: list[tuple[int, int]] = []  # (state read, thread)
+        self.sent: list[dict[str, Any]] = []
+
+    def build(self) -> list[broadcast.Push]:
+        self.built.append((self.state, threading.get_ident()))
+        return [("page", {"type": "dashboard.html", "html": f"state {self.state}"})]
+
+
+@pytest.fixture
+def page(monkeypatch: pytest.MonkeyPatch) -> Page:
+    page = Page()
+
+    class Layer:
+        async def group_send(self, group: str, message: dict[str, Any]) -> None:
+            page.sent.append(message)
+
+    monkeypatch.setattr(broadcast, "get_channel_layer", Layer)
+    return page
+
+
+def wait_for(condition: Any, timeout: float = 3) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_the_first_change_is_pushed_at_once_from_the_calling_thread(server_loop: Any, page: Page) -> None:
+    page.state = 1
+    broadcast.send_latest("page", page.build)
+    assert page.built == [(1, threading.get_ident())]
+    wait_for(lambda: len(page.sent) == 1)
+    assert page.sent[0]["html"] == "state 1"
+
+
+def test_a_burst_becomes_one_more_push_that_shows_the_last_change(server_loop: Any, page: Page) -> None:
+    for state in range(1, 51):
+        page.state = state
+        broadcast.send_latest("page", page.build)
+    wait_for(lambda: len(page.sent) == 2)
+    time.sleep(3 * broadcast.LATEST_INTERVAL)
+    assert [message["html"] for message in page.sent] == ["state 1", "state 50"]
+    # The trailing push is built on the database thread, not on the loop or the caller.
+    (_, caller), (_, trailing) = page.built
+    assert trailing not in (caller, broadcast._server_thread)
+
+
+def test_keys_are_throttled_apart(server_loop: Any, page: Page) -> None:
+    other = Page()
+    other.sent = page.sent
+    broadcast.send_latest("page", page.build)
+    broadcast.send_latest("other page", other.build)
+    assert len(page.built) == len(other.built) == 1
+
+
+def test_a_change_made_while_the_trailing_push_renders_is_pushed_too(server_loop: Any, page: Page) -> None:
+    rendering = threading.Event()
+    release = threading.Event()
+
+    def slow_build() -> list[broadcast.Push]:
+        if page.built:  # the trailing push: hold it while another change commits
+            rendering.set()
+            release.wait(timeout=5)
+        return page.build()
+
+    broadcast.send_latest("page", slow_build)
+    page.state = 2
+    broadcast.send_latest("page", slow_build)
+    assert rendering.wait(timeout=3)
+    page.state = 3
+    broadcast.send_latest("page", slow_build)
+    release.set()
+    wait_for(lambda: page.sent and page.sent[-1]["html"] == "state 3")
+
+
+def test_without_a_server_loop_every_change_is_pushed(page: Page, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(broadcast, "send", lambda group, message: sent.append((group, message)))
+    for state in range(3):
+        page.state = state
+        broadcast.send_latest("page", page.build)
+    assert [message["html"] for _, message in sent] == ["state 0", "state 1", "state 2"]
+
+
+def test_a_failing_build_is_logged_not_raised(server_loop: Any, caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> list[broadcast.Push]:
+        raise RuntimeError("template error")
+
+    broadcast.send_latest("page", broken)
+    assert "Could not render a dashboard push" in caplog.text
