@@ -15,13 +15,14 @@ import argparse
 import asyncio
 import datetime
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 from bench import scenarios
 from bench.report import RESULTS, plot_cdf, table, write
-from bench.servers import SETUPS, environment, raise_open_files_limit
+from bench.servers import SETUPS, Setup, environment, raise_open_files_limit
 
 # latency: (waiting agents, questions, seconds between answers); throughput: (agents, questions), answered flat out.
 FULL = {
@@ -54,33 +55,55 @@ async def run_mode(
     figures: dict[str, Any] = {"latency": [], "throughput": None, "held": None, "lifecycle": None, "fanout": None}
     curves: dict[str, list[float]] = {}
     with SETUPS[mode]() as setup:
-        levels, questions, pace = plan["latency"]
-        for agents in levels if "latency" in only else []:
-            row, samples, pings = await scenarios.latency(setup, agents, questions, pace)
-            figures["latency"].append(row)
-            curves[f"{mode}: answer, {agents} waiting"] = samples
-            if agents in (levels[0], levels[-1]):
-                curves[f"{mode}: floor (tools/list), {agents} agents"] = pings
-            print(f"  latency at {agents} agents: {row['latency']} floor {row['floor']}", flush=True)
-        if "throughput" in only:
-            agents, questions = plan["throughput"]
-            figures["throughput"], _, _ = await scenarios.latency(setup, agents, questions)
-            print(f"  flat out, {agents} agents: {figures['throughput']['questions_per_second']}/s", flush=True)
-        if "lifecycle" in only:
-            seconds, agents = plan["lifecycle"]
-            figures["lifecycle"], _ = await scenarios.lifecycle(setup, seconds, agents)
-            print(f"  lifecycle: {figures['lifecycle']}", flush=True)
-        if "fanout" in only:
-            dashboards, rounds = plan["fanout"]
-            figures["fanout"], _ = await scenarios.fanout(setup, dashboards, rounds)
-            print(f"  fan-out: {figures['fanout']}", flush=True)
-        # Last: thousands of calls hung up at once keep the worker busy for a while.
-        if "held" in only:
-            count, sample = plan["held"]
-            figures["held"], _, loaded = await scenarios.held_calls(setup, count, sample)
-            curves[f"{mode}: answer while holding {count}"] = loaded
-            print(f"  held: {figures['held']}", flush=True)
+        try:
+            await _measure(setup, mode, plan, only, figures, curves)
+        except BaseException:
+            # The workers' logs go with their temporary folders: keep what explains the failure.
+            for worker in setup.workers:
+                print(f"--- {worker.url}, its log without the access lines:\n{_problems(worker.log())}", flush=True)
+            raise
     return figures, curves
+
+
+def _problems(log: str, lines: int = 80) -> str:
+    access = re.compile(r'\] "(GET|POST|DELETE|HEAD|OPTIONS) |\bWS(CONNECTING|CONNECT|DISCONNECT)\b')
+    return "\n".join([line for line in log.splitlines() if not access.search(line)][-lines:])
+
+
+async def _measure(
+    setup: Setup,
+    mode: str,
+    plan: dict[str, Any],
+    only: tuple[str, ...],
+    figures: dict[str, Any],
+    curves: dict[str, list[float]],
+) -> None:
+    levels, questions, pace = plan["latency"]
+    for agents in levels if "latency" in only else []:
+        row, samples, pings = await scenarios.latency(setup, agents, questions, pace)
+        figures["latency"].append(row)
+        curves[f"{mode}: answer, {agents} waiting"] = samples
+        if agents in (levels[0], levels[-1]):
+            curves[f"{mode}: floor (tools/list), {agents} agents"] = pings
+        print(f"  latency at {agents} agents: {row['latency']} floor {row['floor']}", flush=True)
+    if "throughput" in only:
+        agents, questions = plan["throughput"]
+        figures["throughput"], _, _ = await scenarios.latency(setup, agents, questions)
+        print(f"  flat out, {agents} agents: {figures['throughput']['questions_per_second']}/s", flush=True)
+    if "lifecycle" in only:
+        seconds, agents = plan["lifecycle"]
+        figures["lifecycle"], _ = await scenarios.lifecycle(setup, seconds, agents)
+        print(f"  lifecycle: {figures['lifecycle']}", flush=True)
+    if "fanout" in only:
+        dashboards, rounds = plan["fanout"]
+        figures["fanout"], _ = await scenarios.fanout(setup, dashboards, rounds)
+        print(f"  fan-out: {figures['fanout']}", flush=True)
+    # Last: thousands of calls hung up at once keep the worker busy for a while.
+    if "held" in only:
+        count, sample = plan["held"]
+        figures["held"], _, loaded = await scenarios.held_calls(setup, count, sample)
+        curves[f"{mode}: answer while holding {count}"] = loaded
+        print(f"  held: {figures['held']}", flush=True)
 
 
 def markdown(result: dict[str, Any]) -> str:

@@ -15,6 +15,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from hookbridge_site import channel_layers
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -175,11 +177,8 @@ if REDIS_URL:
     # The core layer, chosen with the figures in docs/deploy.md (bench/wakeup_layers.py): the pub/sub
     # layer wakes a call 2-4x sooner (both well under 5 ms at p99), but it cannot even open a waiting
     # call's channel while Redis is down, and the core layer rides out a Redis restart.
-    _layer = env.str("HOOKBRIDGE_CHANNEL_LAYER", default="channels_redis.core.RedisChannelLayer")
-    _config: dict[str, object] = {"hosts": [REDIS_URL]}
-    if _layer == "channels_redis.core.RedisChannelLayer":
-        _config.update(capacity=1000, expiry=60)
-    CHANNEL_LAYERS = {"default": {"BACKEND": _layer, "CONFIG": _config}}
+    _layer = env.str("HOOKBRIDGE_CHANNEL_LAYER", default=channel_layers.CORE_LAYER)
+    CHANNEL_LAYERS = {"default": channel_layers.redis_channel_layer(REDIS_URL, _layer)}
 else:
     # Capacity as on Redis: the default 100 queued messages per channel overflowed under a
     # burst of 100 agents (bench/), and a full channel drops a dashboard's pushes silently.
