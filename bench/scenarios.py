@@ -192,9 +192,14 @@ async def held_calls(setup: Setup, count: int, sample: int) -> tuple[dict[str, A
         rss_after = rss_bytes(setup.agent_side)
         held_now = setup.count_pending()
         loaded = await answer_one_by_one(held_ids[:sample])
+        # Every agent hangs up at once (a network cut, a laptop closed): how long until the
+        # worker has cancelled all their questions and is idle again.
+        hung_up = time.perf_counter()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await _until(lambda: not pending_ids(setup, f"bench {tag} held "), timeout=180)
+        release_seconds = time.perf_counter() - hung_up
     row = {
         "mode": setup.mode,
         "held_calls": held_now,
@@ -204,6 +209,7 @@ async def held_calls(setup: Setup, count: int, sample: int) -> tuple[dict[str, A
         "kib_per_held_call": round((rss_after - rss_before) / max(1, count) / 1024, 1),
         "latency_alone": summary_ms(baseline),
         "latency_while_holding": summary_ms(loaded),
+        "seconds_to_cancel_all_after_hang_up": round(release_seconds, 1),
     }
     return row, baseline, loaded
 
