@@ -80,6 +80,7 @@ async def latency(
     tag = uuid.uuid4().hex[:6]
     returned: dict[str, float] = {}
     pings: list[float] = []
+    unanswered: list[str] = []
 
     async with AsyncExitStack() as stack:
         clients: list[Client] = [await stack.enter_async_context(agent(setup.agent_side)) for _ in range(concurrency)]
@@ -97,7 +98,8 @@ async def latency(
                     try:
                         result = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 60)
                     except TimeoutError:
-                        continue  # never answered: counted as lost below
+                        unanswered.append(text)  # counted as lost below, with what became of it
+                        continue
                     returned[_answer_of(result)] = time.perf_counter()
 
             started = time.perf_counter()
@@ -105,6 +107,12 @@ async def latency(
             elapsed = time.perf_counter() - started
     sent: dict[str, float] = bot["sent"]
     samples = [returned[qid] - sent[qid] for qid in returned if qid in sent]
+    lost_detail = []
+    for text in unanswered:
+        rows = setup.query("SELECT id, status FROM questions_question WHERE text = %s", text)
+        for question_id, status in rows:
+            answered = str(uuid.UUID(str(question_id))) in sent
+            lost_detail.append({"question": text, "status": status, "answer_posted": answered})
     answer = summary_ms(samples)
     floor = summary_ms(pings)
     row = {
@@ -113,6 +121,7 @@ async def latency(
         "answers_paced_ms": round(pace * 1000),
         "questions": len(returned),
         "lost": per_agent * concurrency - len(returned),
+        "lost_detail": lost_detail,
         "answer_form_failures": bot["failed"],
         "latency": answer,
         "floor": floor,

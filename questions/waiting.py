@@ -21,6 +21,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from channels.layers import get_channel_layer
@@ -82,6 +83,11 @@ def _elapsed_text(seconds: float) -> str:
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
 
 
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.debug("A receive ended after its call with %r", future.exception())
+
+
 async def wait_for_resolution(
     question_id: uuid.UUID,
     policy: WaitPolicy,
@@ -119,6 +125,7 @@ async def wait_for_resolution(
 
     global waiting_now
     joined = await join()
+    receiving: asyncio.Future[dict[str, Any]] | None = None
     loop = asyncio.get_running_loop()
     started = loop.time()
     last_progress = started
@@ -160,10 +167,18 @@ async def wait_for_resolution(
                 await asyncio.sleep(max(timeout, 0.01))
                 continue
             assert channel is not None
-            try:
-                message = await asyncio.wait_for(layer.receive(channel), max(timeout, 0.01))
-            except TimeoutError:
+            if receiving is None:
+                receiving = asyncio.ensure_future(layer.receive(channel))
+            # Waited on, not cancelled, at the end of a slice: the same receive carries over
+            # to the next one. channels_redis loses the message of a receive cancelled as it
+            # arrives (and a cancelled receive can hold up the others): wake-ups went missing
+            # and, once in 5,000 calls, a call waited for good on an answer already given.
+            done, _ = await asyncio.wait({receiving}, timeout=max(timeout, 0.01))
+            if not done:
                 continue
+            finished, receiving = receiving, None
+            try:
+                message = finished.result()
             except Exception:
                 logger.warning("Channel layer failed while waiting on question %s", question_id, exc_info=True)
                 joined = False
@@ -184,6 +199,10 @@ async def wait_for_resolution(
         raise
     finally:
         waiting_now -= 1
+        if receiving is not None:
+            # Not awaited: the call is over, and its answer was read from the row.
+            receiving.cancel()
+            receiving.add_done_callback(_retrieve)
         with anyio.CancelScope(shield=True):
             for group in groups if channel is not None else ():
                 try:

@@ -110,3 +110,32 @@ def test_the_slice_grows_with_the_crowd_to_keep_rereads_near_the_budget(waiting:
     from questions.waiting import slice_for
 
     assert slice_for(2.0, waiting, 200) == pytest.approx(expected)
+
+
+async def test_one_receive_spans_the_slices_instead_of_being_cancelled_at_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """channels_redis loses a message that lands as its receive is cancelled: so none is, until the call ends."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    started: list[str] = []
+    cancelled: list[str] = []
+    receive = layer.receive
+
+    async def counting_receive(channel: str) -> dict[str, object]:
+        started.append(channel)
+        try:
+            return await receive(channel)
+        except asyncio.CancelledError:
+            cancelled.append(channel)
+            raise
+
+    monkeypatch.setattr(layer, "receive", counting_receive)
+    question = await ask()
+    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=0.05)))
+    await asyncio.sleep(0.5)  # ten slices
+    await database_sync_to_async(question.record_answer)("after ten slices", by_token=None)
+    resolved = await asyncio.wait_for(waiting, 2)
+    assert resolved.answer.text == "after ten slices"
+    assert len(started) == 1 and cancelled == [], (started, cancelled)
