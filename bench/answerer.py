@@ -13,7 +13,7 @@ With PACE_SECONDS, answers go out one at a time, at least that far apart (a stea
 stream of answers below what the worker can take); without it, each as soon as its
 question appears (as fast as the worker can take them).
 
-Runs until stdin closes, then writes {"sent": {question_id: t}, "failed": n} to OUT.json.
+Runs until stdin closes, then writes {"sent": {question_id: t}, "posted": {question_id: t}, "failed": n} to OUT.json.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ async def answer_everything(
     url: str, username: str, password: str, stop: asyncio.Event, pace: float
 ) -> dict[str, object]:
     sent: dict[str, float] = {}
+    posted: dict[str, float] = {}  # when the answer POST's response came back
     seen: set[str] = set()
     failed = 0
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
@@ -62,6 +63,7 @@ async def answer_everything(
             nonlocal failed
             sent[question_id] = time.perf_counter()
             response = await http.post(f"/questions/{question_id}/answer", data={"answer": question_id})
+            posted[question_id] = time.perf_counter()
             if response.status_code != 200:
                 failed += 1
 
@@ -95,7 +97,7 @@ async def answer_everything(
         if pacer is not None:
             pacer.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-    return {"sent": sent, "failed": failed}
+    return {"sent": sent, "posted": posted, "failed": failed}
 
 
 async def main(url: str, username: str, password: str, pace: float) -> dict[str, object]:

@@ -107,6 +107,9 @@ async def latency(
             elapsed = time.perf_counter() - started
     sent: dict[str, float] = bot["sent"]
     samples = [returned[qid] - sent[qid] for qid in returned if qid in sent]
+    posted: dict[str, float] = bot.get("posted", {})
+    # Where a slow answer spent its time: in the person's POST, or after it returned.
+    slow = [qid for qid in returned if qid in sent and returned[qid] - sent[qid] > 0.3]
     lost_detail = []
     for text in unanswered:
         rows = setup.query("SELECT id, status FROM questions_question WHERE text = %s", text)
@@ -124,6 +127,9 @@ async def latency(
         "lost_detail": lost_detail,
         "answer_form_failures": bot["failed"],
         "latency": answer,
+        "answer_post": summary_ms([posted[qid] - sent[qid] for qid in posted if qid in sent]),
+        "over_300_ms": len(slow),
+        "over_300_ms_of_which_in_the_post": sum(1 for qid in slow if qid in posted and posted[qid] - sent[qid] > 0.2),
         "floor": floor,
         "ratio_p50": round(answer["p50_ms"] / floor["p50_ms"], 1) if samples and pings else None,
         "ratio_p99": round(answer["p99_ms"] / floor["p99_ms"], 1) if samples and pings else None,

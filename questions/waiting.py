@@ -131,11 +131,16 @@ async def wait_for_resolution(
     last_progress = started
     question: Question | None = None
     waiting_now += 1
+    woken = True  # the first read needs no wake-up
     try:
         while True:
             question = await _read(question_id)
             if question.status != Status.PENDING:
+                if not woken:
+                    # The row changed and no message said so: a lost wake-up, paid for with a slice.
+                    logger.info("Question %s resolved without a wake-up; found by re-reading", question_id)
                 return question
+            woken = False
             now = loop.time()
             waited = now - started
             # The question's own timeout, fixed when it was asked (server or tool-set default).
@@ -185,6 +190,7 @@ async def wait_for_resolution(
                 await asyncio.sleep(max(timeout, 0.01))
                 continue
             logger.debug("wake-up %s for question %s", message.get("type"), question_id)
+            woken = True
             if message.get("type") == "call.cancel":
                 logger.info("Question %s cancelled by its client", question_id)
                 await _cancel(question, CancelReason.CLIENT_CANCELLED)

@@ -38,13 +38,26 @@ def answer_without_a_wake_up(question: Question) -> None:
     Answer.objects.create(question=question, text="found by re-reading", answered_by="bob")
 
 
-async def test_a_lost_wake_up_costs_one_slice_not_the_answer() -> None:
+async def test_a_lost_wake_up_costs_one_slice_not_the_answer(caplog: pytest.LogCaptureFixture) -> None:
     question = await ask()
     waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=0.3)))
     await asyncio.sleep(0.1)
     await answer_without_a_wake_up(question)
-    resolved = await asyncio.wait_for(waiting, 2)
+    with caplog.at_level("INFO", logger="questions.waiting"):
+        resolved = await asyncio.wait_for(waiting, 2)
     assert resolved.status == Status.ANSWERED and resolved.answer.text == "found by re-reading"
+    assert f"Question {question.pk} resolved without a wake-up" in caplog.text
+
+
+async def test_an_answer_that_wakes_the_call_is_not_logged_as_a_lost_wake_up(caplog: pytest.LogCaptureFixture) -> None:
+    question = await ask()
+    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=0.2)))
+    await asyncio.sleep(0.3)  # a slice passes first; the answer lands mid-way through the next
+    with caplog.at_level("INFO", logger="questions.waiting"):
+        await database_sync_to_async(question.record_answer)("woken", by_token=None)
+        resolved = await asyncio.wait_for(waiting, 2)
+    assert resolved.answer.text == "woken"
+    assert "without a wake-up" not in caplog.text
 
 
 async def test_an_answer_recorded_before_the_wait_starts_is_returned_at_once() -> None:
