@@ -21,6 +21,8 @@ def server_loop() -> Iterator[asyncio.AbstractEventLoop]:
     thread.start()
     asyncio.run_coroutine_threadsafe(_bind(), loop).result(timeout=5)
     yield loop
+    # Sends handed to the loop by the last call finish before it stops (else: "never awaited").
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(3 * broadcast.LATEST_INTERVAL), loop).result(timeout=5)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(timeout=5)
     loop.close()
