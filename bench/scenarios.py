@@ -107,7 +107,7 @@ async def latency(
             elapsed = time.perf_counter() - started
     sent: dict[str, float] = bot["sent"]
     samples = [returned[qid] - sent[qid] for qid in returned if qid in sent]
-    posted: dict[str, float] = bot.get("posted", {})
+    posted: dict[str, float] = bot["posted"]
     # Where a slow answer spent its time: in the person's POST, or after it returned.
     slow = [qid for qid in returned if qid in sent and returned[qid] - sent[qid] > 0.3]
     lost_detail = []

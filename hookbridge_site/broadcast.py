@@ -133,19 +133,15 @@ def _send_all(build: Callable[[], list[Push]]) -> None:
 
 
 def _schedule_latest(key: str, build: Callable[[], list[Push]], wait: float) -> None:
-    loop = asyncio.get_running_loop()
-
-    def start() -> None:
-        task = loop.create_task(_send_latest_now(key, build))
-        _in_flight.add(task)
-        task.add_done_callback(_in_flight.discard)
-
-    loop.call_later(wait, start)
+    task = asyncio.get_running_loop().create_task(_send_latest_after(wait, key, build))
+    _in_flight.add(task)
+    task.add_done_callback(_in_flight.discard)
 
 
-async def _send_latest_now(key: str, build: Callable[[], list[Push]]) -> None:
+async def _send_latest_after(wait: float, key: str, build: Callable[[], list[Push]]) -> None:
     from hookbridge_site.db import database_sync_to_async
 
+    await asyncio.sleep(wait)
     # Unmarked before building: a change committed while this renders schedules the next push.
     with _latest_lock:
         _latest_due.discard(key)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
 
+from hookbridge_site import db
+from hookbridge_site.broadcast import DASHBOARD_GROUP
 from lifecycle.models import LifecycleEvent
 from mcpapi.models import AgentToken
 from questions.consumers import DashboardConsumer
@@ -88,16 +94,18 @@ async def test_a_pushed_hypothesis_card_carries_its_scale() -> None:
     await communicator.disconnect()
 
 
-async def test_a_burst_of_pushes_reaches_the_dashboard_whole() -> None:
-    """100 agents asking at once queue hundreds of pushes; a full channel would drop them silently."""
-    from channels.layers import get_channel_layer
-
-    from hookbridge_site.broadcast import DASHBOARD_GROUP
-
+async def connected_past_its_state() -> WebsocketCommunicator:
+    """A logged-in dashboard that has had its current state: what follows are pushes."""
     user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
     communicator = connect_as(user)
     assert (await communicator.connect())[0]
     await communicator.receive_from()  # the current state
+    return communicator
+
+
+async def test_a_burst_of_pushes_reaches_the_dashboard_whole() -> None:
+    """100 agents asking at once queue hundreds of pushes; a full channel would drop them silently."""
+    communicator = await connected_past_its_state()
     layer = get_channel_layer()
     for n in range(300):
         await layer.group_send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": f"<p>push {n}</p>"})
@@ -108,18 +116,7 @@ async def test_a_burst_of_pushes_reaches_the_dashboard_whole() -> None:
 
 async def test_a_push_does_not_wait_for_the_database_thread() -> None:
     """Channels' dispatch would first take a turn on the database thread, behind every MCP tool's query."""
-    import asyncio
-    import time
-
-    from channels.layers import get_channel_layer
-
-    from hookbridge_site import db
-    from hookbridge_site.broadcast import DASHBOARD_GROUP
-
-    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
-    communicator = connect_as(user)
-    assert (await communicator.connect())[0]
-    await communicator.receive_from()  # the current state
+    communicator = await connected_past_its_state()
     busy = asyncio.create_task(db.database_sync_to_async(time.sleep)(2))
     await asyncio.sleep(0.1)  # the database thread is now taken
     started = time.monotonic()
