@@ -19,6 +19,7 @@ from hookbridge_site import broadcast  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
+from questions import sweeper  # noqa: E402
 from questions.routing import websocket_urlpatterns as question_websockets  # noqa: E402
 
 mcp_app = MCPRouter(build_http_app)
@@ -26,6 +27,7 @@ mcp_app = MCPRouter(build_http_app)
 
 async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     broadcast.bind_server_loop()
+    sweeper.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)
     else:

@@ -180,9 +180,12 @@ if REDIS_URL:
     _layer = env.str("HOOKBRIDGE_CHANNEL_LAYER", default=channel_layers.CORE_LAYER)
     CHANNEL_LAYERS = {"default": channel_layers.redis_channel_layer(REDIS_URL, _layer)}
 else:
-    # Capacity as on Redis: the default 100 queued messages per channel overflowed under a
-    # burst of 100 agents (bench/), and a full channel drops a dashboard's pushes silently.
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
+    # In memory, and shared with the other processes on the same database (serve and mcp_stdio):
+    # hookbridge_site/local_layer.py. Capacity as on Redis: the default 100 queued messages per
+    # channel overflowed under a burst of 100 agents (bench/), and a full channel drops pushes silently.
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "hookbridge_site.local_layer.LocalChannelLayer", "CONFIG": {"capacity": 1000}}
+    }
     # One web process (the embedded default): logins are read from its memory, not the
     # database, on every dashboard request. Several workers keep sessions in the database
     # alone, so a logout on one is a logout on all.
@@ -209,9 +212,14 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 # Hook Bridge knobs (seconds).
-HOOKBRIDGE_PROGRESS_INTERVAL = required_seconds("HOOKBRIDGE_PROGRESS_INTERVAL", 30.0)
+# Hosts reset their call timeout on a progress notification; some time out after 30 s,
+# SDK clients after 60 s. A first notification goes out at once, then one per interval.
+HOOKBRIDGE_PROGRESS_INTERVAL = required_seconds("HOOKBRIDGE_PROGRESS_INTERVAL", 10.0)
 HOOKBRIDGE_MAX_HOLD = required_seconds("HOOKBRIDGE_MAX_HOLD", 240.0)
 HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
+# How long a question stays answerable after its agent stopped waiting (its own timeout,
+# a dropped connection, a restart): agents usually ask again, and the re-ask gets the answer.
+HOOKBRIDGE_REATTACH_WINDOW = required_seconds("HOOKBRIDGE_REATTACH_WINDOW", 1800.0)
 # The Ask-Me set times out as the original server does; "none" falls back to the server default.
 HOOKBRIDGE_ASKME_TIMEOUT = (
     env_seconds("HOOKBRIDGE_ASKME_TIMEOUT", 300.0)

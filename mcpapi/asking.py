@@ -46,7 +46,20 @@ def _status(status: str, question: Question, message: str, *, is_error: bool) ->
     return json_result({"status": status, "questionId": str(question.pk), "message": message}, is_error=is_error)
 
 
-def outcome(question: Question, tool: str = "the same tool") -> CallToolResult:
+def keep_waiting_text(tool: str, question_id: str, *, can_wait_for_answer: bool) -> str:
+    """How an agent keeps waiting, naming only tools its endpoint lists."""
+    wait_call = f'call wait_for_answer with question_id="{question_id}"'
+    ask_again = f"call {tool} again with the same arguments (it picks up the same question)"
+    if tool == "wait_for_answer":
+        how = wait_call + " again"
+    elif can_wait_for_answer:
+        how = f"{wait_call}, or {ask_again}"
+    else:
+        how = ask_again
+    return f"Nothing is lost: to keep waiting, {how}."
+
+
+def outcome(question: Question, tool: str, *, can_wait_for_answer: bool) -> CallToolResult:
     """The tool result for a question as it now stands; `tool` is the one the agent called."""
     qid = str(question.pk)
     if question.status == Status.ANSWERED:
@@ -55,8 +68,7 @@ def outcome(question: Question, tool: str = "the same tool") -> CallToolResult:
     if question.status == Status.PENDING:
         message = (
             f"No answer yet; question {qid} is still pending on the dashboard ({settings.HOOKBRIDGE_PUBLIC_URL}/). "
-            f'Nothing is lost: to keep waiting, call wait_for_answer with question_id="{qid}", or call {tool} '
-            "again with the same arguments (it picks up the same question)."
+            + keep_waiting_text(tool, qid, can_wait_for_answer=can_wait_for_answer)
         )
         return _status("pending", question, message, is_error=False)
     if question.status == Status.TIMED_OUT:
@@ -77,6 +89,11 @@ def has_progress_token(ctx: Context) -> bool:
     return meta.get("progress_token") is not None or meta.get("progressToken") is not None
 
 
+async def offers(ctx: Context, tool: str) -> bool:
+    """Whether the endpoint this call came through lists `tool` (tool sets combine by URL)."""
+    return any(listed.name == tool for listed in await ctx.mcp_server.list_tools())
+
+
 async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool: str) -> CallToolResult:
     """Block until the question is resolved (or the hold runs out) and build the result."""
     with_progress = has_progress_token(ctx)
@@ -84,12 +101,14 @@ async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool:
     async def progress(elapsed: float, message: str) -> None:
         await ctx.report_progress(elapsed, None, message)
 
-    extra_groups = (calls.call_group(asker.pk, ctx.request_id),) if asker is not None else ()
+    request_id = str(ctx.request_id)
+    extra_groups = (calls.call_group(asker.pk, request_id),) if asker is not None else ()
     final = await wait_for_resolution(
         question.pk,
         WaitPolicy.from_settings(with_progress=with_progress),
         progress=progress if with_progress else None,
         extra_groups=extra_groups,
+        cancel_reason=lambda: calls.stdio_cancel_reasons.pop(request_id, None),
     )
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()
@@ -97,7 +116,8 @@ async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool:
             await database_sync_to_async(final.mark_delivered)()
         else:
             deliveries.append(final.pk)
-    return outcome(final, tool)
+    can_wait = final.status == Status.PENDING and await offers(ctx, "wait_for_answer")
+    return outcome(final, tool, can_wait_for_answer=can_wait)
 
 
 async def open_dashboard_if_unwatched(question: Question) -> str | None:

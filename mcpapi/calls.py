@@ -1,10 +1,21 @@
-"""In-flight tool calls: how a cancellation finds the call it is meant for."""
+"""In-flight tool calls: how a cancellation finds the call it is meant for.
+
+Every client numbers its JSON-RPC requests from 0, so (token, request id) is not
+one call: two windows of one developer, sharing a token, both have a request 3.
+Each handshake-era connection therefore gets an identity at `initialize`, an
+`Mcp-Session-Id` that any worker can verify without shared memory: a random
+value and an HMAC (keyed by SECRET_KEY) of it with the token. A cancellation is
+routed by (token, connection, request id). A client that never sends a session
+id (the 2026-07-28 era, where closing the stream is the cancellation) keeps the
+(token, request id) key.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import logging
+import secrets
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 from channels.layers import get_channel_layer
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 if TYPE_CHECKING:
     from mcpapi.models import AgentToken
@@ -21,11 +33,46 @@ if TYPE_CHECKING:
 # the agent re-attaches to its question on another worker or after the restart.
 shutting_down = asyncio.Event()
 
+_SESSION_SALT = "hookbridge.mcp-session-id"
 
-def call_group(token_id: int | str, request_id: str) -> str:
-    """The channel-layer group of one in-flight call, keyed by (token, JSON-RPC request id)."""
-    key = hashlib.sha256(f"{token_id}:{request_id}".encode()).hexdigest()[:40]
+
+def _session_mac(token_id: int, nonce: str) -> str:
+    return salted_hmac(_SESSION_SALT, f"{token_id}:{nonce}", algorithm="sha256").hexdigest()[:32]
+
+
+def issue_session_id(token_id: int) -> str:
+    """A new connection's Mcp-Session-Id: `<random>.<mac>`, visible ASCII as the spec asks."""
+    nonce = secrets.token_urlsafe(16)
+    return f"{nonce}.{_session_mac(token_id, nonce)}"
+
+
+def connection_of(session_id: str, token_id: int) -> str | None:
+    """The connection a session id names, or None if it was not issued to this token (or under this key)."""
+    nonce, _, mac = session_id.partition(".")
+    if not nonce or not mac or not constant_time_compare(mac, _session_mac(token_id, nonce)):
+        return None
+    return nonce
+
+
+# The client connection of the request in hand ("" for a client without a session id):
+# set by the /mcp router, read when a call joins its cancellation group.
+connection: ContextVar[str] = ContextVar("connection", default="")
+
+
+def call_group(token_id: int | str, request_id: str, connection_id: str | None = None) -> str:
+    """The channel-layer group of one in-flight call: (token, connection, JSON-RPC request id).
+
+    `connection_id` defaults to the connection of the request in hand.
+    """
+    conn = connection.get() if connection_id is None else connection_id
+    key = hashlib.sha256(f"{token_id}:{conn}:{request_id}".encode()).hexdigest()[:40]
     return f"mcpcall.{key}"
+
+
+# stdio: the SDK applies a client's notifications/cancelled itself, by cancelling the
+# handler; mcp_stdio notes its reason here first (request id -> reason), so the call can
+# tell an abort from a timeout. One client per stdio process, so the ids are unique.
+stdio_cancel_reasons: dict[str, str] = {}
 
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,13 @@ long-lived task, started by the first /mcp request and stopped from a Twisted
 Everything on the way in passes through here first, which is also where the
 handshake era's `notifications/cancelled` is routed: in stateless mode the SDK
 hands that POST to a fresh transport that knows nothing of the call, maybe on
-another worker, so we deliver it ourselves through the channel layer.
+another worker, so we deliver it ourselves through the channel layer, keyed by
+the client connection (see mcpapi.calls: the signed Mcp-Session-Id issued here
+at `initialize`, verified and stripped on every later request).
+
+A blocking call's SSE response starts at once: daphne holds the headers back
+until the first body bytes, and a client that sees no response start cannot tell
+a slow person from a dead server.
 """
 
 from __future__ import annotations
@@ -135,7 +141,8 @@ class MCPRouter:
         except toolsets.UnknownToolset as exc:
             await _send_json(send, 404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)})
             return
-        raw = _bearer(scope)
+        raw = _header(scope, b"authorization")
+        raw = parse_bearer(raw) if raw else ""
         token = None
         if raw:
             try:
@@ -151,6 +158,22 @@ class MCPRouter:
                 return
             # The SDK's token verifier reuses this look-up instead of repeating it.
             calls.verified_token.set((raw, token))
+        new_session_id: str | None = None
+        if token is not None:
+            if scope["method"] in ("GET", "DELETE"):
+                # Stateless: there is no stream to offer and no session to end (the spec's 405).
+                await _send_json(send, 405, _jsonrpc_error(-32600, "Only POST is served here"), allow=b"POST")
+                return
+            session_id = _header(scope, b"mcp-session-id")
+            if session_id:
+                connection = calls.connection_of(session_id, token.pk)
+                if connection is None:
+                    message = "Unknown Mcp-Session-Id for this token; send initialize again for a new session."
+                    await _send_json(send, 404, _jsonrpc_error(-32600, message))
+                    return
+                calls.connection.set(connection)
+                # The stateless SDK keeps no sessions: it never sees the id.
+                scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"mcp-session-id"]}
         if scope["type"] == "http" and scope["method"] == "POST":
             body = await _read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
             if body is None:
@@ -158,6 +181,8 @@ class MCPRouter:
                 return
             if token is not None:
                 await _route_cancellation(token, body)
+                if _is_initialize(body):
+                    new_session_id = calls.issue_session_id(token.pk)
             receive = _replay(body, receive)
         # Every mount's app serves its endpoint at /mcp.
         scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
@@ -167,6 +192,16 @@ class MCPRouter:
 
         async def send_and_note_the_end(message: Message) -> None:
             nonlocal finished
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                if new_session_id is not None and message.get("status") == 200:
+                    headers.append((b"mcp-session-id", new_session_id.encode()))
+                    message = {**message, "headers": headers}
+                await send(message)
+                if any(k.lower() == b"content-type" and v.startswith(b"text/event-stream") for k, v in headers):
+                    # Empty bytes make daphne write the headers now instead of with the first event.
+                    await send({"type": "http.response.body", "body": b"", "more_body": True})
+                return
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 finished = True
@@ -218,35 +253,49 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def _cancelled_request_ids(body: bytes) -> list[str]:
+def _messages(body: bytes) -> list[Any]:
+    if not body.lstrip().startswith((b"{", b"[")):
+        return []
     try:
         payload = json.loads(body)
     except ValueError:
         return []
-    messages = payload if isinstance(payload, list) else [payload]
-    ids = []
-    for message in messages:
+    return payload if isinstance(payload, list) else [payload]
+
+
+def _is_initialize(body: bytes) -> bool:
+    return any(
+        isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
+        for message in _messages(body)
+    )
+
+
+def cancellations(body: bytes) -> list[tuple[str, str]]:
+    """(request id, reason) of each notifications/cancelled in a POST body; reason "" when none was given."""
+    found = []
+    for message in _messages(body):
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             params = message.get("params")
             if isinstance(params, dict) and params.get("requestId") is not None:
-                ids.append(str(params["requestId"]))
-    return ids
+                reason = params.get("reason")
+                found.append((str(params["requestId"]), reason if isinstance(reason, str) else ""))
+    return found
 
 
 async def _route_cancellation(token: AgentToken, body: bytes) -> None:
-    request_ids = _cancelled_request_ids(body)
-    if not request_ids:
+    if b"notifications/cancelled" not in body:
         return
     layer = get_channel_layer()
-    for request_id in request_ids:
-        logger.info("Routing cancellation of request %s for token %s", request_id, token.name)
-        await layer.group_send(calls.call_group(token.pk, request_id), {"type": "call.cancel"})
+    for request_id, reason in cancellations(body):
+        logger.info("Routing cancellation of request %s for token %s: %r", request_id, token.name, reason)
+        message = {"type": "call.cancel", "reason": reason[:300]}
+        await layer.group_send(calls.call_group(token.pk, request_id), message)
 
 
-def _bearer(scope: Scope) -> str:
+def _header(scope: Scope, name: bytes) -> str:
     for key, value in scope.get("headers", []):
-        if key == b"authorization":
-            return parse_bearer(value.decode("latin-1"))
+        if key == name:
+            return str(value.decode("latin-1"))
     return ""
 
 
@@ -254,13 +303,10 @@ def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
-async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+async def _send_json(send: Send, status: int, payload: dict[str, Any], *, allow: bytes | None = None) -> None:
     body = json.dumps(payload).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if allow is not None:
+        headers.append((b"allow", allow))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -20,12 +20,6 @@ from mcpapi.models import AgentToken, digest
 
 logger = logging.getLogger(__name__)
 
-INSTRUCTIONS = (
-    "Hook Bridge connects you to the people on your team: its tools block until someone answers on "
-    "the team's dashboard. If a result has status 'pending', call wait_for_answer with its questionId "
-    "to keep waiting; nothing is lost."
-)
-
 
 class TokenVerifier:
     """Bearer tokens are AgentToken rows, looked up by digest."""
@@ -57,7 +51,7 @@ def build_server(sets: Iterable[str]) -> MCPServer:
     sets = tuple(sets)
     server: MCPServer = MCPServer(
         "hookbridge",
-        instructions=INSTRUCTIONS,
+        instructions=toolsets.instructions(sets),
         version="0.1.0",
         token_verifier=TokenVerifier(),
         auth=AuthSettings(issuer_url=settings.HOOKBRIDGE_PUBLIC_URL, resource_server_url=None),

@@ -33,6 +33,17 @@ def _touch_session(question: Question) -> None:
         lifecycle_live.session_changed(question.session_id)
 
 
+def agent_presence_changed(question_id: uuid.UUID) -> None:
+    """The agent stopped waiting on a pending question, or came back: only the card's notice changes.
+
+    The notice is its own element, so a person typing into the card keeps what they typed.
+    """
+    question = Question.objects.get(pk=question_id)
+    html = render_to_string("questions/dashboard.html#agent-state", {"question": question, "oob": True})
+    broadcast.to_dashboards(html)
+    _touch_session(question)
+
+
 def question_resolved(question_id: uuid.UUID) -> None:
     # Wake the waiting call first: it is what an agent is blocked on.
     broadcast.send(question_group(question_id), {"type": "question.resolved"})

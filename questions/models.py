@@ -32,8 +32,10 @@ class Status(models.TextChoices):
 
 
 class CancelReason(models.TextChoices):
+    # Before the re-attach window existed, a dropped connection cancelled at once; old rows keep it.
     CLIENT_DISCONNECTED = "client_disconnected", "Client disconnected"
-    CLIENT_CANCELLED = "client_cancelled", "Client cancelled the request"
+    CLIENT_CANCELLED = "client_cancelled", "Aborted at the agent"
+    AGENT_GONE = "agent_gone", "The agent stopped waiting and did not ask again"
     DISMISSED = "dismissed", "Dismissed by a person"
 
 
@@ -60,9 +62,29 @@ class AlreadyResolved(QuestionError):
         super().__init__(question.resolution_text())
 
 
-ANSWERABLE = models.Q(status=Status.PENDING) | models.Q(
-    status=Status.CANCELLED, cancel_reason=CancelReason.CLIENT_DISCONNECTED
-)
+# Only a pending question takes an answer. One whose agent stopped waiting is still
+# pending (see Question.agent_stopped_waiting); its answer waits for the re-ask.
+ANSWERABLE = models.Q(status=Status.PENDING)
+
+
+def reattach_cutoff() -> Any:
+    return timezone.now() - timedelta(seconds=settings.HOOKBRIDGE_REATTACH_WINDOW)
+
+
+def reattachable() -> models.Q:
+    """What a re-ask of the very same question by the same agent comes back to.
+
+    A pending question (waited on or not), an answer the agent never received, and a
+    question aborted at the agent less than the re-attach window ago: an agent that
+    asks again after an abort is asking again, not asking something new.
+    """
+    return (
+        models.Q(status=Status.PENDING)
+        | models.Q(status=Status.ANSWERED, delivered_at__isnull=True)
+        | models.Q(
+            status=Status.CANCELLED, cancel_reason=CancelReason.CLIENT_CANCELLED, resolved_at__gte=reattach_cutoff()
+        )
+    )
 
 
 def fingerprint(
@@ -103,6 +125,12 @@ class Question(models.Model):
     # is handed over when the same agent asks the same question again.
     delivered_at = models.DateTimeField(null=True, blank=True)
     dismissed_by = models.CharField(max_length=150, blank=True)
+    # When the agent's call ended without an outcome (its own timeout, a dropped connection,
+    # a restart, an abort); None while a call waits on the question. A pending question with
+    # this set is still answerable for HOOKBRIDGE_REATTACH_WINDOW: the agent usually asks again.
+    agent_left_at = models.DateTimeField(null=True, blank=True)
+    # What ended the call, as the server saw it (a client's cancel reason is kept as sent).
+    agent_left_reason = models.CharField(max_length=300, blank=True)
     session = models.ForeignKey(
         "lifecycle.AgentSession", null=True, blank=True, on_delete=models.SET_NULL, related_name="questions"
     )
@@ -150,6 +178,8 @@ class Question(models.Model):
             return f"Question {self.pk} was already answered by {who}."
         if self.status == Status.CANCELLED and self.cancel_reason == CancelReason.DISMISSED:
             return f"Question {self.pk} was dismissed by {self.dismissed_by or 'a person'}."
+        if self.status == Status.CANCELLED and self.cancel_reason == CancelReason.AGENT_GONE:
+            return f"Question {self.pk} was withdrawn: its agent stopped waiting and did not ask again."
         if self.status == Status.CANCELLED:
             return f"Question {self.pk} was cancelled ({self.get_cancel_reason_display().lower()})."
         if self.status == Status.TIMED_OUT:
@@ -172,9 +202,9 @@ class Question(models.Model):
         """Create a pending question, or re-attach to the same asker's identical one.
 
         Returns the question and whether it was re-attached. Re-attaching is what
-        keeps an answer from being lost: an agent whose connection dropped asks
-        again and finds the question it left (still pending, cancelled by the
-        disconnect, or answered while it was away).
+        keeps an answer from being lost: an agent whose call ended (its timeout, a
+        dropped connection, a restart, an abort) asks again and finds the question
+        it left (see `reattachable`), answered while it was away or still open.
         """
         from questions import live
 
@@ -186,15 +216,15 @@ class Question(models.Model):
             earlier = (
                 cls.objects.select_for_update()
                 .filter(asker=asker, asker_name=asker_name, fingerprint=key)
-                .filter(ANSWERABLE | models.Q(status=Status.ANSWERED, delivered_at__isnull=True))
+                .filter(reattachable())
                 .order_by("-created_at")
                 .first()
             )
             if earlier is not None:
                 if earlier.status == Status.CANCELLED:
-                    cls.objects.filter(pk=earlier.pk, status=Status.CANCELLED).update(
-                        status=Status.PENDING, cancel_reason="", resolved_at=None
-                    )
+                    # Aborted, and asked again within the window: back on every dashboard.
+                    revived = {"cancel_reason": "", "resolved_at": None, "agent_left_at": None, "agent_left_reason": ""}
+                    cls.objects.filter(pk=earlier.pk, status=Status.CANCELLED).update(status=Status.PENDING, **revived)
                     earlier.refresh_from_db()
                     transaction.on_commit(lambda: live.question_asked(earlier.pk, new=False), robust=True)
                 return earlier, True
@@ -237,8 +267,8 @@ class Question(models.Model):
     ) -> Answer:
         """Record an answer; the first one wins and any later one raises AlreadyResolved.
 
-        Pending questions take answers, and so do questions cancelled because
-        their agent disconnected (the answer waits for the agent's re-ask).
+        Pending questions take answers, including those whose agent stopped waiting
+        (the answer waits for the agent's re-ask).
         """
         from questions import live
 
@@ -257,8 +287,6 @@ class Question(models.Model):
         # see an "answered" question without its answer.
         with transaction.atomic():
             now = timezone.now()
-            # A question whose agent went away still takes an answer: it is handed
-            # over when the agent asks again, so nothing typed is lost.
             won = (
                 Question.objects.filter(pk=self.pk)
                 .filter(ANSWERABLE)
@@ -306,6 +334,84 @@ class Question(models.Model):
     def cancel(self, reason: CancelReason) -> bool:
         """Cancel if still pending; False when something else resolved it first."""
         return self._finish(models.Q(status=Status.PENDING), status=Status.CANCELLED, cancel_reason=reason)
+
+    def abort(self, why: str) -> bool:
+        """The person at the agent aborted the call (Esc): the question leaves every dashboard.
+
+        A re-ask within the re-attach window still comes back to it (see `reattachable`).
+        False when something else resolved it first.
+        """
+        return self._finish(
+            models.Q(status=Status.PENDING),
+            status=Status.CANCELLED,
+            cancel_reason=CancelReason.CLIENT_CANCELLED,
+            agent_left_at=timezone.now(),
+            agent_left_reason=why[:300],
+        )
+
+    def agent_stopped_waiting(self, why: str) -> bool:
+        """The agent's call ended without an outcome, but nobody said no: the question stays answerable.
+
+        A client's own timeout, a dropped connection or a restart is not a person
+        declining. The dashboards mark the card; an answer given now is handed over
+        when the agent asks again. After HOOKBRIDGE_REATTACH_WINDOW `expire_abandoned`
+        withdraws it. False when it was no longer pending, or already marked.
+        """
+        from questions import live
+
+        # Atomic so the dashboards are told only once the mark is visible to them.
+        with transaction.atomic():
+            marked = Question.objects.filter(pk=self.pk, status=Status.PENDING, agent_left_at__isnull=True).update(
+                agent_left_at=timezone.now(), agent_left_reason=why[:300]
+            )
+            if marked:
+                transaction.on_commit(lambda: live.agent_presence_changed(self.pk), robust=True)
+        self.refresh_from_db()
+        return bool(marked)
+
+    def agent_waiting_again(self) -> bool:
+        """A call waits on the question again (a re-ask, wait_for_answer): the dashboards drop the mark."""
+        from questions import live
+
+        # Atomic for the same reason as agent_stopped_waiting.
+        with transaction.atomic():
+            cleared = Question.objects.filter(pk=self.pk, status=Status.PENDING, agent_left_at__isnull=False).update(
+                agent_left_at=None, agent_left_reason=""
+            )
+            if cleared:
+                transaction.on_commit(lambda: live.agent_presence_changed(self.pk), robust=True)
+        self.agent_left_at, self.agent_left_reason = None, ""
+        return bool(cleared)
+
+    @property
+    def agent_left(self) -> bool:
+        return self.status == Status.PENDING and self.agent_left_at is not None
+
+    @property
+    def kept_until(self) -> Any:
+        """When a question whose agent stopped waiting is withdrawn, unless the agent asks again."""
+        if self.agent_left_at is None:
+            return None
+        return self.agent_left_at + timedelta(seconds=settings.HOOKBRIDGE_REATTACH_WINDOW)
+
+    @classmethod
+    def expire_abandoned(cls) -> int:
+        """Withdraw what nobody waits for any more; returns how many questions ended.
+
+        A question whose agent stopped waiting longer than the re-attach window ago is
+        cancelled for good; one past its own timeout (nobody waiting to time it out) times out.
+        """
+        ended = 0
+        cutoff = reattach_cutoff()
+        for question in cls.objects.filter(status=Status.PENDING, agent_left_at__lt=cutoff):
+            gone = models.Q(status=Status.PENDING, agent_left_at__lt=cutoff)
+            ended += question._finish(gone, status=Status.CANCELLED, cancel_reason=CancelReason.AGENT_GONE)
+        now = timezone.now()
+        for question in cls.objects.filter(status=Status.PENDING, timeout_seconds__isnull=False):
+            assert question.timeout_seconds is not None
+            if question.created_at + timedelta(seconds=question.timeout_seconds) <= now:
+                ended += question.time_out()
+        return ended
 
     def time_out(self) -> bool:
         return self._finish(models.Q(status=Status.PENDING), status=Status.TIMED_OUT)

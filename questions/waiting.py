@@ -12,12 +12,19 @@ The row is the truth and a channel-layer message only a wake-up hint:
 
 No database connection and no thread is held between reads: a waiting call is
 one coroutine parked on the channel layer.
+
+A call that ends without an outcome is not a person saying no. When the client
+gives up (its own timeout), goes away (a dropped connection) or the server stops,
+the question stays answerable and the dashboards say the agent stopped waiting;
+the agent's re-ask comes back to it. Only an explicit abort at the agent (a cancel
+whose reason is not a timeout) takes it off the dashboards.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,7 +36,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from hookbridge_site.db import database_sync_to_async
-from questions.models import CancelReason, Question, Status, question_group
+from questions.models import Question, Status, question_group
 
 logger = logging.getLogger(__name__)
 
@@ -74,13 +81,47 @@ def _time_out(question: Question) -> None:
 
 
 @database_sync_to_async
-def _cancel(question: Question, reason: CancelReason) -> None:
-    question.cancel(reason)
+def _stopped_waiting(question_id: uuid.UUID, why: str) -> None:
+    Question(pk=question_id).agent_stopped_waiting(why)
+
+
+@database_sync_to_async
+def _abort(question_id: uuid.UUID, why: str) -> None:
+    Question(pk=question_id).abort(why)
+
+
+@database_sync_to_async
+def _waiting_again(question: Question) -> None:
+    question.agent_waiting_again()
+
+
+# How clients word a cancel that means "I gave up waiting": the TypeScript SDK's
+# "McpError: MCP error -32001: Request timed out", the Python SDK's "timed out after 60s".
+_GAVE_UP = re.compile(r"time[sd]?[\s_-]*out|timeout|deadline", re.IGNORECASE)
+
+
+def gave_up(reason: str) -> bool:
+    """Whether a client's cancel reason says it timed out, rather than that someone aborted the call."""
+    return bool(_GAVE_UP.search(reason))
+
+
+async def _client_ended_the_call(question_id: uuid.UUID, reason: str | None) -> None:
+    """A cancel the client sent: a timeout leaves the question answerable, anything else aborts it."""
+    if reason is not None and not gave_up(reason):
+        logger.info("Question %s aborted at the agent (%s)", question_id, reason)
+        await _abort(question_id, f"aborted at the agent: {reason}" if reason else "aborted at the agent")
+    else:
+        logger.info("The agent stopped waiting on question %s (%s)", question_id, reason)
+        await _stopped_waiting(question_id, f"the client gave up waiting: {reason}")
 
 
 def _elapsed_text(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+
+
+def _where(question_id: uuid.UUID) -> str:
+    return f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question_id}/"
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
@@ -94,13 +135,19 @@ async def wait_for_resolution(
     *,
     progress: ProgressReporter | None = None,
     extra_groups: tuple[str, ...] = (),
+    cancel_reason: Callable[[], str | None] | None = None,
 ) -> Question:
     """Wait until the question leaves `pending`, or the hold limit is reached.
 
-    Returns the question as last read: still pending means the hold ran out.
-    A `call.cancel` message on one of `extra_groups` cancels the question.
-    A cancelled caller (client gone) marks the question cancelled unless the
-    server is shutting down, in which case it stays pending for a re-ask.
+    Returns the question as last read: still pending means the hold ran out, or
+    the client gave up. With `progress`, the first report goes out as soon as the
+    question is known to be pending, then one per interval.
+
+    A `call.cancel` message on one of `extra_groups` (a client's cancel, routed to
+    this call) ends the wait: its `reason` decides between giving up and aborting.
+    A cancelled caller (the client went away, or the server is stopping) leaves the
+    question answerable and marked; `cancel_reason` tells a cancel that the transport
+    applied itself (stdio) from a plain disconnect.
     """
     from mcpapi import calls
 
@@ -128,7 +175,7 @@ async def wait_for_resolution(
     receiving: asyncio.Future[dict[str, Any]] | None = None
     loop = asyncio.get_running_loop()
     started = loop.time()
-    last_progress = started
+    last_progress: float | None = None  # the first report goes out at once
     question: Question | None = None
     waiting_now += 1
     woken = True  # the first read needs no wake-up
@@ -140,6 +187,9 @@ async def wait_for_resolution(
                     # The row changed and no message said so: a lost wake-up, paid for with a slice.
                     logger.info("Question %s resolved without a wake-up; found by re-reading", question_id)
                 return question
+            if question.agent_left_at is not None:
+                # Marked as left by an earlier call (or another call on the same question): this one waits.
+                await _waiting_again(question)
             woken = False
             now = loop.time()
             waited = now - started
@@ -154,14 +204,18 @@ async def wait_for_resolution(
                 return question
 
             if progress is not None and policy.progress_interval is not None:
-                if now - last_progress >= policy.progress_interval:
+                where = _where(question_id)
+                if last_progress is None:
                     last_progress = now
-                    await progress(waited, f"Waiting for an answer, {_elapsed_text(waited)} elapsed")
+                    await progress(0.0, f"Waiting for a person: the question is on the dashboard at {where}")
+                elif now - last_progress >= policy.progress_interval:
+                    last_progress = now
+                    await progress(waited, f"Waiting for a person, {_elapsed_text(waited)} so far: {where}")
 
             timeout = slice_for(policy.slice_seconds, waiting_now, settings.HOOKBRIDGE_REREADS_PER_SECOND)
             if policy.max_hold is not None:
                 timeout = min(timeout, policy.max_hold - waited)
-            if policy.progress_interval is not None:
+            if policy.progress_interval is not None and last_progress is not None:
                 timeout = min(timeout, policy.progress_interval - (now - last_progress))
             if time_left is not None:
                 timeout = min(timeout, time_left)
@@ -192,16 +246,24 @@ async def wait_for_resolution(
             logger.debug("wake-up %s for question %s", message.get("type"), question_id)
             woken = True
             if message.get("type") == "call.cancel":
-                logger.info("Question %s cancelled by its client", question_id)
-                await _cancel(question, CancelReason.CLIENT_CANCELLED)
+                await _client_ended_the_call(question_id, str(message.get("reason") or ""))
+                question = await _read(question_id)
+                # Given up: the call ends, the question stays. Aborted: re-read, it is cancelled.
+                if question.status == Status.PENDING:
+                    return question
     except BaseException as exc:
-        if isinstance(exc, anyio.get_cancelled_exc_class()) and not calls.shutting_down.is_set():
-            # The SDK cancels the handler when the client goes away. The scope is
-            # cancelled, so the clean-up must be shielded to run at all.
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            # The SDK cancels the handler when the client goes away (or the server stops).
+            # The scope is cancelled, so the clean-up must be shielded to run at all.
             with anyio.CancelScope(shield=True):
-                logger.info("Client went away while waiting on question %s", question_id)
-                current = question or await _read(question_id)
-                await _cancel(current, CancelReason.CLIENT_DISCONNECTED)
+                if calls.shutting_down.is_set():
+                    logger.info("Server stopping while question %s waits; it stays for the re-ask", question_id)
+                    await _stopped_waiting(question_id, "the server restarted")
+                elif (reason := cancel_reason() if cancel_reason else None) is not None:
+                    await _client_ended_the_call(question_id, reason)
+                else:
+                    logger.info("Client went away while waiting on question %s", question_id)
+                    await _stopped_waiting(question_id, "the connection to the agent closed")
         raise
     finally:
         waiting_now -= 1

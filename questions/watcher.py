@@ -1,11 +1,13 @@
-"""Keeping dashboards current when another process changes questions or hook runs, on the in-memory layer.
+"""Keeping dashboards current when another process changes questions or hook runs, on an unshared layer.
 
-The in-memory channel layer lives in one process, so a question asked (or a hook
-run) through `mcp_stdio` (another process, same database) sends its push nowhere
-the web server can hear. While dashboards are open, this watcher compares the
-pending questions and the latest hook runs in the database with what this
-process's dashboards last got, every wait slice, and sends the current state when
-they differ. With Redis every process shares the layer and the watcher never runs.
+A plain in-memory channel layer lives in one process, so a question asked (or a
+hook run) through `mcp_stdio` (another process, same database) would send its push
+nowhere the web server can hear. The embedded default's layer is shared between
+local processes (hookbridge_site.local_layer), and with Redis every process shares
+the layer: then this watcher never runs. Where the local layer cannot be shared
+(no Unix datagram sockets), it compares the pending questions and the latest hook
+runs in the database with what this process's dashboards last got, every wait
+slice, and sends the current state when they differ.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.conf import settings
 
 from hookbridge_site.broadcast import DASHBOARD_GROUP
 from hookbridge_site.db import database_sync_to_async
+from hookbridge_site.local_layer import LocalChannelLayer
 from lifecycle.hook_runs import HookRun
 from questions.models import Question
 
@@ -71,7 +74,8 @@ async def _watch() -> None:
 
 def ensure_running() -> None:
     global _task
-    if not isinstance(get_channel_layer(), InMemoryChannelLayer):
+    layer = get_channel_layer()
+    if not isinstance(layer, InMemoryChannelLayer) or (isinstance(layer, LocalChannelLayer) and layer.shared):
         return
     if _task is None or _task.done():
         _task = asyncio.get_running_loop().create_task(_watch(), name="dashboard-watcher")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from mcpapi.models import AgentToken
 from questions.models import AlreadyResolved, CancelReason, InvalidAnswer, Question, Status
@@ -77,17 +80,21 @@ def test_it_does_not_reattach_another_agents_or_a_different_question(token: Agen
     assert Question.objects.count() == 4
 
 
-def test_it_revives_a_question_cancelled_by_a_disconnect(token: AgentToken) -> None:
+def test_a_question_whose_agent_stopped_waiting_stays_answerable_and_marked(token: AgentToken) -> None:
     first, _ = ask(token)
-    assert first.cancel(CancelReason.CLIENT_DISCONNECTED)
-    again, reattached = ask(token)
-    assert reattached and again.pk == first.pk
-    assert again.status == Status.PENDING and again.cancel_reason == ""
+    assert first.agent_stopped_waiting("the client gave up waiting: Request timed out")
+    stored = Question.objects.get(pk=first.pk)
+    assert stored.status == Status.PENDING and stored.agent_left
+    assert stored.agent_left_reason == "the client gave up waiting: Request timed out"
+    assert stored.kept_until == stored.agent_left_at + timedelta(seconds=1800)
+    assert not stored.agent_stopped_waiting("again"), "the first mark stands"
+    stored.record_answer("given while away", by_token=token)
+    assert Question.objects.get(pk=first.pk).status == Status.ANSWERED
 
 
-def test_it_hands_over_an_answer_that_was_never_delivered(token: AgentToken) -> None:
+def test_it_hands_over_an_answer_given_after_the_agent_stopped_waiting(token: AgentToken) -> None:
     first, _ = ask(token)
-    first.cancel(CancelReason.CLIENT_DISCONNECTED)
+    first.agent_stopped_waiting("the connection to the agent closed")
     first.record_answer("given while away", by_token=token)
     again, reattached = ask(token)
     assert reattached and again.status == Status.ANSWERED and again.answer.text == "given while away"
@@ -97,15 +104,71 @@ def test_it_hands_over_an_answer_that_was_never_delivered(token: AgentToken) -> 
     assert not reattached and fresh.pk != first.pk
 
 
-@pytest.mark.parametrize("finish", ["client_cancelled", "timed_out"])
-def test_it_asks_anew_after_an_explicit_cancel_or_a_timeout(token: AgentToken, finish: str) -> None:
+def test_the_agent_coming_back_clears_the_mark(token: AgentToken) -> None:
     first, _ = ask(token)
-    if finish == "timed_out":
-        assert first.time_out()
-    else:
-        assert first.cancel(CancelReason.CLIENT_CANCELLED)
+    first.agent_stopped_waiting("the server restarted")
+    again, reattached = ask(token)
+    assert reattached and again.pk == first.pk
+    assert again.agent_waiting_again()
+    assert not Question.objects.get(pk=first.pk).agent_left
+    assert not again.agent_waiting_again(), "nothing to clear twice"
+
+
+def test_an_abort_takes_the_question_off_but_a_re_ask_within_the_window_brings_it_back(token: AgentToken) -> None:
+    first, _ = ask(token)
+    assert first.abort("aborted at the agent: AbortError: This operation was aborted")
+    aborted = Question.objects.get(pk=first.pk)
+    assert (aborted.status, aborted.cancel_reason) == (Status.CANCELLED, CancelReason.CLIENT_CANCELLED)
+    assert aborted.agent_left_reason.endswith("This operation was aborted")
+    with pytest.raises(AlreadyResolved, match="aborted at the agent"):
+        aborted.record_answer("too late", by_token=token)
+
+    again, reattached = ask(token)
+    assert reattached and again.pk == first.pk
+    assert (again.status, again.cancel_reason, again.agent_left_at) == (Status.PENDING, "", None)
+    assert Question.objects.count() == 1
+
+
+def test_after_the_window_an_aborted_question_is_asked_anew(token: AgentToken) -> None:
+    first, _ = ask(token)
+    first.abort("aborted at the agent")
+    Question.objects.filter(pk=first.pk).update(resolved_at=timezone.now() - timedelta(seconds=1801))
     again, reattached = ask(token)
     assert not reattached and again.pk != first.pk
+
+
+def test_a_timed_out_question_is_asked_anew(token: AgentToken) -> None:
+    first, _ = ask(token)
+    assert first.time_out()
+    again, reattached = ask(token)
+    assert not reattached and again.pk != first.pk
+
+
+def test_the_sweep_withdraws_what_nobody_waited_for_within_the_window(token: AgentToken) -> None:
+    left_long_ago, _ = ask(token, text="Left long ago?")
+    left_recently, _ = ask(token, text="Left recently?")
+    waited_on, _ = ask(token, text="Still waited on?")
+    for question in (left_long_ago, left_recently):
+        question.agent_stopped_waiting("the connection to the agent closed")
+    Question.objects.filter(pk=left_long_ago.pk).update(agent_left_at=timezone.now() - timedelta(seconds=1801))
+
+    assert Question.expire_abandoned() == 1
+    gone = Question.objects.get(pk=left_long_ago.pk)
+    assert (gone.status, gone.cancel_reason) == (Status.CANCELLED, CancelReason.AGENT_GONE)
+    assert "did not ask again" in gone.resolution_text()
+    assert Question.objects.get(pk=left_recently.pk).status == Status.PENDING
+    assert Question.objects.get(pk=waited_on.pk).status == Status.PENDING
+    again, reattached = ask(token, text="Left long ago?")
+    assert not reattached, "after the window the same question is a new one"
+
+
+def test_the_sweep_times_out_a_question_past_its_own_timeout(token: AgentToken) -> None:
+    question, _ = ask(token, timeout_seconds=60)
+    question.agent_stopped_waiting("the connection to the agent closed")
+    assert Question.expire_abandoned() == 0
+    Question.objects.filter(pk=question.pk).update(created_at=timezone.now() - timedelta(seconds=61))
+    assert Question.expire_abandoned() == 1
+    assert Question.objects.get(pk=question.pk).status == Status.TIMED_OUT
 
 
 def test_a_cancel_does_not_undo_an_answer(token: AgentToken) -> None:
@@ -115,8 +178,8 @@ def test_a_cancel_does_not_undo_an_answer(token: AgentToken) -> None:
     assert Question.objects.get(pk=question.pk).status == Status.ANSWERED
 
 
-def test_a_client_cancelled_question_takes_no_answer(token: AgentToken) -> None:
+def test_a_question_withdrawn_after_the_window_takes_no_answer(token: AgentToken) -> None:
     question, _ = ask(token)
-    question.cancel(CancelReason.CLIENT_CANCELLED)
-    with pytest.raises(AlreadyResolved, match="cancelled"):
+    question.cancel(CancelReason.AGENT_GONE)
+    with pytest.raises(AlreadyResolved, match="did not ask again"):
         question.record_answer("too late", by_token=token)

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.utils import timezone
 
 from mcpapi.models import AgentToken
@@ -29,6 +30,15 @@ def policy(**overrides: float | None) -> WaitPolicy:
 def ask(text: str = "Wait for me?", timeout_seconds: float | None = None) -> Question:
     token, _ = AgentToken.issue("agent-a")
     return Question.ask(asker=token, asker_name="agent-a", text=text, options=[], timeout_seconds=timeout_seconds)[0]
+
+
+@database_sync_to_async
+def read(question: Question) -> Question:
+    return Question.objects.get(pk=question.pk)
+
+
+def where(question: Question) -> str:
+    return f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question.pk}/"
 
 
 @database_sync_to_async
@@ -101,18 +111,91 @@ async def test_it_reports_progress_at_the_interval() -> None:
     )
     assert resolved.status == Status.TIMED_OUT
     assert 3 <= len(reports) <= 6, reports
-    assert reports[0][1].startswith("Waiting for an answer, 0s elapsed")
+    assert reports[0] == (0.0, f"Waiting for a person: the question is on the dashboard at {where(question)}")
+    assert reports[1][1].startswith("Waiting for a person, 0s so far")
+    values = [elapsed for elapsed, _ in reports]
+    assert values == sorted(values) and len(set(values)) == len(values), "progress must grow"
 
 
-async def test_a_cancelled_caller_marks_the_question_cancelled() -> None:
+async def test_the_first_progress_report_goes_out_at_once() -> None:
+    question = await ask()
+    first = asyncio.get_running_loop().create_future()
+
+    async def progress(elapsed: float, message: str) -> None:
+        if not first.done():
+            first.set_result(message)
+
+    waiting = asyncio.create_task(
+        wait_for_resolution(question.pk, policy(max_hold=None, progress_interval=30), progress=progress)
+    )
+    message = await asyncio.wait_for(first, 1)  # not after the 30 s interval
+    assert where(question) in message
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+
+
+async def test_a_caller_that_goes_away_leaves_the_question_answerable_and_marked() -> None:
     question = await ask()
     waiting = asyncio.create_task(wait_for_resolution(question.pk, policy()))
     await asyncio.sleep(0.3)
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
-    stored = await database_sync_to_async(Question.objects.get)(pk=question.pk)
-    assert (stored.status, stored.cancel_reason) == (Status.CANCELLED, "client_disconnected")
+    stored = await read(question)
+    assert stored.status == Status.PENDING and stored.agent_left
+    assert stored.agent_left_reason == "the connection to the agent closed"
+
+
+@pytest.mark.parametrize(
+    ("reason", "aborted"),
+    [
+        ("McpError: MCP error -32001: Request timed out", False),  # the TypeScript SDK's timeout
+        ("timed out after 5.0s", False),  # the Python SDK's
+        ("AbortError: This operation was aborted", True),  # the TypeScript SDK on Esc (AbortController)
+        ("caller cancelled", True),  # the Python SDK's cancelled task
+        ("", True),  # no reason: the client said cancel, nothing about time
+    ],
+)
+async def test_a_routed_cancel_aborts_or_gives_up_by_its_reason(reason: str, aborted: bool) -> None:
+    from channels.layers import get_channel_layer
+
+    question = await ask()
+    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(), extra_groups=("mcpcall.test",)))
+    await asyncio.sleep(0.2)
+    await get_channel_layer().group_send("mcpcall.test", {"type": "call.cancel", "reason": reason})
+    returned = await asyncio.wait_for(waiting, 2)
+    stored = await read(question)
+    assert returned.status == stored.status
+    if aborted:
+        assert (stored.status, stored.cancel_reason) == (Status.CANCELLED, "client_cancelled")
+    else:
+        assert stored.status == Status.PENDING and stored.agent_left
+    assert reason in stored.agent_left_reason
+
+
+async def test_a_cancel_the_transport_applied_itself_is_told_by_its_noted_reason() -> None:
+    """stdio: the SDK cancels the handler; mcp_stdio noted the reason first."""
+    question = await ask()
+    waiting = asyncio.create_task(
+        wait_for_resolution(question.pk, policy(), cancel_reason=lambda: "AbortError: This operation was aborted")
+    )
+    await asyncio.sleep(0.2)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert (await read(question)).status == Status.CANCELLED
+
+
+async def test_a_call_waiting_again_takes_back_a_question_marked_as_left() -> None:
+    question = await ask()
+    await database_sync_to_async(question.agent_stopped_waiting)("the connection to the agent closed")
+    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy()))
+    await asyncio.sleep(0.3)
+    assert not (await read(question)).agent_left
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
 
 
 @pytest.mark.parametrize(

@@ -56,5 +56,26 @@ def builtin_tool_names() -> set[str]:
     }
 
 
+def instructions(sets: Iterable[str]) -> str:
+    """What the server tells an agent at initialize: each set's own sentence, naming only its tools.
+
+    How to keep waiting on a pending question depends on what the endpoint serves: a
+    set without wait_for_answer (askme, clifford) repeats the same call.
+    """
+    sets = tuple(sets)
+    parts = ["Hook Bridge connects you to the people on your team."]
+    parts += [TOOLSETS[name].INSTRUCTIONS for name in sets]
+    if any(TOOLSETS[name].ASKS for name in sets):
+        if any(entry.name == "wait_for_answer" for entry in tools(sets)):
+            parts.append("If a result has status 'pending', call wait_for_answer with its questionId to keep waiting.")
+        else:
+            parts.append(
+                "If a result has status 'pending', call the same tool again with the same arguments to keep "
+                "waiting: it picks up the same question."
+            )
+        parts.append("Nothing is lost while you wait, or if your call ends before a person answers.")
+    return " ".join(parts)
+
+
 def prompts(sets: Iterable[str]) -> list[tuple[str, Callable[..., Any]]]:
     return [entry for name in sets for entry in _named(TOOLSETS[name].PROMPTS)]

@@ -45,7 +45,7 @@ async def ask_one_question(
     question: Annotated[Markdown, Field(description="The question to ask, in markdown.")],
     ctx: Context,
 ) -> CallToolResult:
-    """Ask the user one open question and wait for a free-text answer."""
+    """Ask a person on your team one open question and wait for their free-text answer."""
     return await ask_and_wait(ctx, tool="ask-one-question", kind=Kind.ONE_QUESTION, text=question, timeout=_timeout())
 
 
@@ -56,7 +56,7 @@ async def ask_multiple_choice(
     ],
     ctx: Context,
 ) -> CallToolResult:
-    """Ask one or more multiple-choice questions.
+    """Ask a person on your team one or more multiple-choice questions and wait for their choices.
 
     For every question the user may select several options and comment on each
     selected option, then says whether they are done ("done") or want to be
@@ -86,9 +86,10 @@ async def challenge_hypothesis(
     ],
     ctx: Context,
 ) -> CallToolResult:
-    """Ask the user to rate hypotheses on a 7-step agreement scale (Fully disagree … Fully agree).
+    """Ask a person on your team to rate hypotheses on a 7-step agreement scale, and wait for the ratings.
 
-    Each rating may carry a comment. The result lists every hypothesis with its rating.
+    The scale runs Fully disagree … Fully agree; each rating may carry a comment.
+    The result lists every hypothesis with its rating.
     """
     payload = {"title": title, "description": description, "hypotheses": hypotheses}
     return await ask_and_wait(
@@ -107,7 +108,7 @@ async def choose_next(
     options: Annotated[list[NextOption], Field(min_length=2, max_length=8, description="2 to 8 options.")],
     ctx: Context,
 ) -> CallToolResult:
-    """Let the user choose what comes next among 2 to 8 options.
+    """Ask a person on your team to choose what comes next among 2 to 8 options, and wait for the choice.
 
     The user selects one option (with an optional message), rejects them all
     (action "aborted"), or asks for new ideas (action "new-ideas").
@@ -243,6 +244,11 @@ TOOLS = [
     ("challenge-hypothesis", challenge_hypothesis),
     ("choose-next", choose_next),
 ]
+ASKS = True
+INSTRUCTIONS = (
+    "ask-one-question, ask-multiple-choice, challenge-hypothesis and choose-next block until a person on your "
+    "team answers on the dashboard."
+)
 PROMPTS = [
     ("suggest-follow-up-questions", suggest_follow_up_questions),
     ("human-decision", human_decision),

@@ -21,7 +21,7 @@ async def request_help(
     question: Annotated[Text, Field(description="What you need from a person.")],
     ctx: Context,
 ) -> CallToolResult:
-    """Ask a person for help when you are blocked, and wait.
+    """Ask a person on your team for help when you are blocked, and wait for their reply.
 
     The result is {"answer": "..."} when someone answers, or
     {"status": "dismissed", ...} when they dismiss the request: then proceed
@@ -40,3 +40,8 @@ async def request_help(
 
 TOOLS = [("request_help", request_help)]
 PROMPTS: list[object] = []
+ASKS = True
+INSTRUCTIONS = (
+    "When you are blocked, request_help asks a person on your team and blocks until they answer or dismiss it; "
+    "if they dismiss it, proceed on your own judgement."
+)

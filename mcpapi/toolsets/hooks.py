@@ -257,3 +257,5 @@ def tools() -> list[ToolEntry]:
 
 
 PROMPTS: list[Any] = []
+ASKS = False
+INSTRUCTIONS = "Each tool here runs one of the team's checks in the workspace and says which folders passed."

@@ -46,9 +46,10 @@ async def ask_question(
         StrictBool, Field(description="Whether the person may type an answer besides the options.")
     ] = True,
 ) -> CallToolResult:
-    """Ask the people on your team a question and wait for their answer.
+    """Ask a person on your team a question and wait for the answer.
 
-    Blocks until someone answers on the Hook Bridge dashboard. The result is
+    Use it when you need a human decision, a missing fact or an approval. Blocks
+    until someone answers on the Hook Bridge dashboard. The result is
     {"answer": "..."}; if it is {"status": "pending", "questionId": ...} instead,
     call wait_for_answer with that id to keep waiting.
     """
@@ -73,7 +74,7 @@ async def wait_for_answer(
     question_id: Annotated[StrictStr, Field(description="The questionId from a 'pending' result.")],
     ctx: Context,
 ) -> CallToolResult:
-    """Keep waiting for the answer to a question an earlier call left pending."""
+    """Keep waiting for a person's answer to a question an earlier call left pending."""
     try:
         pk = uuid.UUID(question_id)
     except ValueError:
@@ -154,3 +155,8 @@ async def get_phase_status() -> CallToolResult:
 
 TOOLS = [ask_question, wait_for_answer, submit_lifecycle_event, get_phase_status]
 PROMPTS: list[object] = []
+ASKS = True
+INSTRUCTIONS = (
+    "ask_question blocks until a person on your team answers on the dashboard. Report where you are with "
+    "submit_lifecycle_event; get_phase_status says how many questions are waiting."
+)

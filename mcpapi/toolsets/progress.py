@@ -80,3 +80,8 @@ async def notify_error(guid: Guid, error: Text, recoverable: StrictBool = False)
 
 TOOLS = [notify_ack, send_progress, send_status, send_response, notify_complete, notify_error]
 PROMPTS: list[object] = []
+ASKS = False
+INSTRUCTIONS = (
+    "Report on the session you were given (its guid): notify_ack when you start, send_progress and send_status "
+    "as you go, send_response with your result, then notify_complete or notify_error."
+)

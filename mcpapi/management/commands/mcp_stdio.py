@@ -1,13 +1,19 @@
 """Serve the Hook Bridge tools over stdio, against the same database and channel layer as the web server.
 
 stdout carries the MCP protocol and nothing else: every log line goes to stderr.
+
+On the embedded default the channel layer is shared with a running `serve` on the
+same database (hookbridge_site.local_layer): an answer given on its dashboard wakes
+a call waiting here at once, and a question asked here appears there at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import getpass
+import logging
 import os
+import signal
 from typing import Any
 
 from django.conf import settings
@@ -15,11 +21,65 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types.jsonrpc import JSONRPCNotification
 
 from hookbridge_site import broadcast
 from mcpapi import calls, toolsets
 from mcpapi.models import AgentToken, Scope, digest
 from mcpapi.server import build_server
+from questions import sweeper
+
+logger = logging.getLogger(__name__)
+
+# Reasons kept for cancels of calls that had already ended; the oldest go first.
+MAX_NOTED_REASONS = 1000
+
+
+def note_cancellation(item: object) -> None:
+    """Remember why the client cancelled a request, before the SDK cancels its handler."""
+    message = item.message if isinstance(item, SessionMessage) else None
+    if not isinstance(message, JSONRPCNotification) or message.method != "notifications/cancelled":
+        return
+    params = message.params or {}
+    request_id = params.get("requestId")
+    if request_id is None:
+        return
+    reason = params.get("reason")
+    calls.stdio_cancel_reasons[str(request_id)] = reason if isinstance(reason, str) else ""
+    while len(calls.stdio_cancel_reasons) > MAX_NOTED_REASONS:
+        calls.stdio_cancel_reasons.pop(next(iter(calls.stdio_cancel_reasons)))
+
+
+class CancellationTap:
+    """The stdio read stream, seen through: each message is noted on its way to the SDK."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def __aenter__(self) -> CancellationTap:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self) -> CancellationTap:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self._inner.__anext__()
+        note_cancellation(item)
+        return item
+
+    async def receive(self) -> Any:
+        item = await self._inner.receive()
+        note_cancellation(item)
+        return item
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 class Command(BaseCommand):
@@ -51,6 +111,17 @@ class Command(BaseCommand):
 
         async def serve() -> None:
             broadcast.bind_server_loop()
-            await server.run_stdio_async()
+            sweeper.ensure_running()
+            main = asyncio.current_task()
+            assert main is not None
+            # Hosts end a stdio server with SIGTERM: cancelling the calls (rather than dying
+            # mid-wait) lets each mark its question as left, answerable until the agent is back.
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main.cancel)
+            lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, with the tap in between
+            async with stdio_server() as (read_stream, write_stream):
+                await lowlevel.run(CancellationTap(read_stream), write_stream, lowlevel.create_initialization_options())
 
-        asyncio.run(serve())
+        try:
+            asyncio.run(serve())
+        except asyncio.CancelledError:
+            logger.info("Stopped by SIGTERM")

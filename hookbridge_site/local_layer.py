@@ -1,0 +1,208 @@
+"""The embedded default's channel layer: in memory, and shared with the other processes on the same database.
+
+`make serve` and `manage.py mcp_stdio` are two processes on one SQLite file, and
+each had its own in-memory layer: an answer given on serve's dashboard could not
+wake a call waiting in the stdio process (it found the answer at its next re-read,
+2 s later), and a question asked over stdio reached serve's dashboards only by
+polling. So every process here that has a group member binds a Unix datagram
+socket in a folder named after the database, and each `group_send` is also sent,
+as one datagram, to the other sockets in that folder; the receiving process hands
+it to its own groups. A wake-up crosses processes in well under a millisecond.
+
+Messages stay hints, as on any layer: the row is the truth. A peer that is gone
+(its socket refuses) is forgotten; a peer that does not read (its buffer is full)
+misses the message and its waiting calls find the answer at their next re-read. A
+message too large for one datagram is sent as `layer.resync`, which tells a live
+page to fetch its whole current state and a waiting call to re-read its row.
+
+No sockets (and no sharing) for an in-memory SQLite database, which no other
+process can open, or where the platform has no Unix datagram sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import errno
+import hashlib
+import json
+import logging
+import os
+import socket
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from channels.layers import InMemoryChannelLayer
+
+logger = logging.getLogger(__name__)
+
+# One datagram per message; the default socket buffer (about 208 KiB on Linux) holds several.
+MAX_DATAGRAM = 60_000
+# sun_path holds 108 bytes on Linux, 104 on macOS.
+MAX_SOCKET_PATH = 100
+
+
+def bus_folder(database: dict[str, Any]) -> Path | None:
+    """Where the processes on this database meet; None when no other process can share it."""
+    name = str(database.get("NAME") or "")
+    if database.get("ENGINE", "").endswith("sqlite3"):
+        if not name or name == ":memory:" or name.startswith("file:") or "mode=memory" in name:
+            return None
+        folder = Path(name + ".bus")
+    else:
+        identity = "|".join(str(database.get(key) or "") for key in ("ENGINE", "HOST", "PORT", "NAME"))
+        folder = Path(tempfile.gettempdir()) / f"hookbridge-bus-{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
+    if len(str(folder)) + 30 > MAX_SOCKET_PATH:
+        # Too long for a socket address: the same folder name, hashed, under the temp folder.
+        digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+        folder = Path(tempfile.gettempdir()) / f"hookbridge-bus-{digest}"
+    return folder
+
+
+def _private_folder(folder: Path) -> bool:
+    """Create the folder for this user only; refuse one that others could write into."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = folder.stat()
+    if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        logger.warning("Not sharing the channel layer through %s: it must belong to this user alone", folder)
+        return False
+    return True
+
+
+class _Bus:
+    """This process's socket in the folder, and sending to every other one there."""
+
+    def __init__(self, folder: Path, deliver: Any) -> None:
+        self.folder = folder
+        self._deliver = deliver
+        self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sender.setblocking(False)
+        self._receiver: socket.socket | None = None
+        self._address: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def listen(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Bind this process's socket (once) and read it on `loop` (again, if an earlier loop has closed)."""
+        if self._receiver is None:
+            receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            receiver.setblocking(False)
+            address = str(self.folder / f"{os.getpid()}-{os.urandom(4).hex()}.sock")
+            receiver.bind(address)
+            self._receiver, self._address = receiver, address
+            atexit.register(self.close)
+        if self._loop is not loop:
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.remove_reader(self._receiver.fileno())
+            loop.add_reader(self._receiver.fileno(), self._read)
+            self._loop = loop
+
+    def close(self) -> None:
+        if self._address is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._address)
+            self._address = None
+
+    def _read(self) -> None:
+        assert self._receiver is not None and self._loop is not None
+        while True:
+            try:
+                datagram = self._receiver.recv(MAX_DATAGRAM + 1024)
+            except (BlockingIOError, InterruptedError):
+                return
+            try:
+                envelope = json.loads(datagram)
+                group, message = str(envelope["g"]), dict(envelope["m"])
+            except (ValueError, KeyError, TypeError):
+                logger.warning("Dropped a malformed message from the local channel layer")
+                continue
+            task = self._loop.create_task(self._deliver(group, message))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def forward(self, group: str, message: dict[str, Any]) -> None:
+        """Send to every other process in the folder; never blocks, never raises."""
+        try:
+            peers = [entry.path for entry in os.scandir(self.folder) if entry.name.endswith(".sock")]
+        except OSError:
+            return
+        peers = [path for path in peers if path != self._address]
+        if not peers:
+            return
+        try:
+            datagram = json.dumps({"g": group, "m": message}, separators=(",", ":")).encode()
+        except (TypeError, ValueError):
+            logger.debug("Not forwarding a %s message: it is not JSON", message.get("type"))
+            return
+        if len(datagram) > MAX_DATAGRAM:
+            datagram = json.dumps({"g": group, "m": {"type": "layer.resync"}}).encode()
+        for path in peers:
+            try:
+                self._sender.sendto(datagram, path)
+            except (ConnectionRefusedError, FileNotFoundError):
+                # Nobody reads there any more: a process that ended without removing its socket.
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            except OSError as exc:
+                # EAGAIN: the peer is not reading fast enough. Its calls re-read their rows.
+                level = logging.DEBUG if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else logging.WARNING
+                logger.log(level, "Could not forward a %s message to %s: %s", message.get("type"), path, exc)
+
+
+class LocalChannelLayer(InMemoryChannelLayer):
+    """InMemoryChannelLayer whose group messages also reach the other local processes on the same database."""
+
+    def __init__(self, *, bus_folder: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._folder_setting = bus_folder
+        self._bus: _Bus | None = None
+        self._bus_checked = False
+
+    @property
+    def shared(self) -> bool:
+        """Whether other local processes hear this one's group messages (and it theirs)."""
+        return self._bus is not None and self._bus._receiver is not None
+
+    def _get_bus(self) -> _Bus | None:
+        if not self._bus_checked:
+            self._bus_checked = True
+            try:
+                self._bus = self._open_bus()
+            except OSError:
+                logger.warning("The channel layer is not shared with other local processes", exc_info=True)
+        return self._bus
+
+    def _open_bus(self) -> _Bus | None:
+        if not hasattr(socket, "AF_UNIX"):
+            return None
+        if self._folder_setting:
+            folder: Path | None = Path(self._folder_setting)
+        else:
+            from django.db import connections
+
+            folder = bus_folder(connections["default"].settings_dict)
+        if folder is None or not _private_folder(folder):
+            return None
+        return _Bus(folder, self._deliver_here)
+
+    async def _deliver_here(self, group: str, message: dict[str, Any]) -> None:
+        await super().group_send(group, message)
+
+    async def group_add(self, group: str, channel: str) -> None:
+        await super().group_add(group, channel)
+        bus = self._get_bus()
+        if bus is not None:
+            try:
+                bus.listen(asyncio.get_running_loop())
+            except OSError:
+                logger.warning("Could not listen for other local processes' messages", exc_info=True)
+                self._bus = None
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        await super().group_send(group, message)
+        bus = self._get_bus()
+        if bus is not None:
+            bus.forward(group, message)
