@@ -56,7 +56,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def dashboard_html(self, event: dict[str, Any]) -> None:
         await self.send(text_data=event["html"])
 
-    async def layer_resync(self, event: dict[str, Any]) -> None:
+    async def state_resync(self, event: dict[str, Any]) -> None:
         """A push too large to cross processes (hookbridge_site.local_layer): send the whole current state."""
         for message in await self.current_state():
             await self.send(text_data=message)

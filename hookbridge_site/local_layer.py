@@ -12,7 +12,7 @@ it to its own groups. A wake-up crosses processes in well under a millisecond.
 Messages stay hints, as on any layer: the row is the truth. A peer that is gone
 (its socket refuses) is forgotten; a peer that does not read (its buffer is full)
 misses the message and its waiting calls find the answer at their next re-read. A
-message too large for one datagram is sent as `layer.resync`, which tells a live
+message too large for one datagram is sent as `state.resync`, which tells a live
 page to fetch its whole current state and a waiting call to re-read its row.
 
 No sockets (and no sharing) for an in-memory SQLite database, which no other
@@ -138,7 +138,7 @@ class _Bus:
             logger.debug("Not forwarding a %s message: it is not JSON", message.get("type"))
             return
         if len(datagram) > MAX_DATAGRAM:
-            datagram = json.dumps({"g": group, "m": {"type": "layer.resync"}}).encode()
+            datagram = json.dumps({"g": group, "m": {"type": "state.resync"}}).encode()
         for path in peers:
             try:
                 self._sender.sendto(datagram, path)

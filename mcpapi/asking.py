@@ -8,6 +8,7 @@ import logging
 import webbrowser
 from typing import Any
 
+import anyio
 from django.conf import settings
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
@@ -152,8 +153,8 @@ async def ask_and_wait(
     timeout: float | None,
 ) -> CallToolResult:
     asker, asker_name = caller()
-    try:
-        question, reattached = await database_sync_to_async(Question.ask)(
+    writing = asyncio.ensure_future(
+        database_sync_to_async(Question.ask)(
             asker=asker,
             asker_name=asker_name,
             text=text,
@@ -163,12 +164,32 @@ async def ask_and_wait(
             payload=payload or {},
             timeout_seconds=timeout,
         )
+    )
+    calls.asks_in_flight.add(writing)
+    try:
+        question, reattached = await asyncio.shield(writing)
     except RateLimited as exc:
+        calls.asks_in_flight.discard(writing)
         raise ToolError(str(exc)) from None
+    except asyncio.CancelledError:
+        # Cut (client gone, worker stopping) while the row was being written: it exists and
+        # nobody waits on it yet, so it is marked as left like a question whose wait was cut.
+        with anyio.CancelScope(shield=True):
+            try:
+                written, _ = await writing
+            except Exception:
+                raise asyncio.CancelledError() from None
+            finally:
+                calls.asks_in_flight.discard(writing)
+            why = "the server restarted" if calls.shutting_down.is_set() else "the connection to the agent closed"
+            await database_sync_to_async(written.agent_stopped_waiting)(why)
+        raise
     logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
     note = None if reattached else await open_dashboard_if_unwatched(question)
     if note:
         await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
+    # No await between these two: from here the wait counts the question (questions.waiting.waiting_on).
+    calls.asks_in_flight.discard(writing)
     result = await wait(question, ctx, asker, tool)
     if note:
         result.content.append(TextContent(type="text", text=note))

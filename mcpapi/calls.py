@@ -20,7 +20,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from channels.layers import get_channel_layer
@@ -68,6 +68,11 @@ def call_group(token_id: int | str, request_id: str, connection_id: str | None =
     key = hashlib.sha256(f"{token_id}:{conn}:{request_id}".encode()).hexdigest()[:40]
     return f"mcpcall.{key}"
 
+
+# Questions being written by a tool call that has not started waiting yet: a worker stopping
+# then waits for the write, so the question it leaves behind is marked as left too. A call
+# takes its write out of here only once it is counted in questions.waiting.waiting_on.
+asks_in_flight: set[asyncio.Future[Any]] = set()
 
 # stdio: the SDK applies a client's notifications/cancelled itself, by cancelling the
 # handler; mcp_stdio notes its reason here first (request id -> reason), so the call can

@@ -37,6 +37,7 @@ from mcpapi import calls, toolsets
 from mcpapi.auth import parse_bearer
 from mcpapi.models import AgentToken
 from mcpapi.models import Scope as TokenScope
+from questions import waiting
 from questions.models import Question
 
 logger = logging.getLogger(__name__)
@@ -113,10 +114,42 @@ class MCPRouter:
             self._install_shutdown_trigger()
         return self._mounts[sets]
 
-    async def shutdown(self) -> None:
-        """Stop every session manager; in-flight tool calls are cancelled and left pending."""
-        calls.shutting_down.set()
+    async def shutdown(self, waited_on: list[uuid.UUID] | None = None) -> None:
+        """Stop every session manager; in-flight tool calls end, their questions left pending for the re-ask.
+
+        The questions waited on here, and those being written by calls not yet waiting,
+        are marked as left in one UPDATE rather than by each call on its way out: 2,000
+        held calls would be 2,000 transactions, and not every call is cancelled on the
+        way down (daphne cuts the 2026-07-28 era's, and nobody awaits their handlers).
+        """
+        if waited_on is None:
+            waited_on = self._stopping()
+        try:
+            await self._mark_left(waited_on)
+        except Exception:
+            # Twisted would swallow it: said here, and the session managers still stop.
+            logger.exception("Could not mark the questions waited on here as left on the way down")
         await asyncio.gather(*(mount.shutdown() for mount in self._mounts.values()))
+
+    @staticmethod
+    async def _mark_left(waited_on: list[uuid.UUID]) -> None:
+        writes = list(calls.asks_in_flight)
+        if writes:
+            await asyncio.wait(writes, timeout=3)
+            written = [w.result()[0].pk for w in writes if w.done() and not w.cancelled() and not w.exception()]
+            waiting.marked_on_shutdown.update(written)
+            waited_on = [*waited_on, *written]
+        if waited_on:
+            marked = await database_sync_to_async(Question.agents_stopped_waiting)(waited_on, "the server restarted")
+            logger.info("Marked %d questions as left for the re-ask: the server is stopping", marked)
+
+    @staticmethod
+    def _stopping() -> list[uuid.UUID]:
+        """From now on calls are ending for the shutdown; the questions waited on at this moment."""
+        calls.shutting_down.set()
+        waited_on = list(waiting.waiting_on)
+        waiting.marked_on_shutdown.update(waited_on)
+        return waited_on
 
     def _install_shutdown_trigger(self) -> None:
         # Only under daphne: importing the reactor anywhere else would install one.
@@ -128,7 +161,10 @@ class MCPRouter:
         reactor = cast(Any, _reactor)
 
         def before_shutdown() -> defer.Deferred[None]:
-            return defer.Deferred.fromFuture(asyncio.ensure_future(self.shutdown()))
+            # Now, not in the coroutine: daphne's own trigger has just cancelled every request,
+            # and the cancelled calls must see the flag and still be counted when they run.
+            waited_on = self._stopping()
+            return defer.Deferred.fromFuture(asyncio.ensure_future(self.shutdown(waited_on)))
 
         reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)
         self._trigger_installed = True

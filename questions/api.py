@@ -29,6 +29,14 @@ def question_json(question: Question) -> dict[str, Any]:
         "created_at": question.created_at.isoformat(),
         "resolved_at": question.resolved_at.isoformat() if question.resolved_at else None,
     }
+    # Whether a call still waits on it: a question whose agent stopped waiting stays answerable
+    # until keptUntil, and the agent's re-ask gets the answer.
+    data["agentWaiting"] = question.status == Status.PENDING and question.agent_left_at is None
+    if question.agent_left_at is not None:
+        data["agentLeftAt"] = question.agent_left_at.isoformat()
+        data["agentLeftReason"] = question.agent_left_reason
+        if question.status == Status.PENDING:
+            data["keptUntil"] = question.kept_until.isoformat()
     if question.status == Status.CANCELLED:
         data["cancelReason"] = question.cancel_reason
         if question.dismissed_by:

@@ -44,6 +44,11 @@ def agent_presence_changed(question_id: uuid.UUID) -> None:
     _touch_session(question)
 
 
+def dashboards_resync() -> None:
+    """Every open dashboard fetches its whole current state (after a change to many questions at once)."""
+    broadcast.send(broadcast.DASHBOARD_GROUP, {"type": "state.resync"})
+
+
 def question_resolved(question_id: uuid.UUID) -> None:
     # Wake the waiting call first: it is what an agent is blocked on.
     broadcast.send(question_group(question_id), {"type": "question.resolved"})

@@ -383,6 +383,23 @@ class Question(models.Model):
         self.agent_left_at, self.agent_left_reason = None, ""
         return bool(cleared)
 
+    @classmethod
+    def agents_stopped_waiting(cls, question_ids: list[uuid.UUID], why: str) -> int:
+        """agent_stopped_waiting for many questions in one UPDATE: a worker stopping with 2,000 calls held.
+
+        Dashboards are told once to fetch their state again, rather than once per question.
+        """
+        from questions import live
+
+        # Atomic so the dashboards are told only once the marks are visible to them.
+        with transaction.atomic():
+            marked = cls.objects.filter(pk__in=question_ids, status=Status.PENDING, agent_left_at__isnull=True).update(
+                agent_left_at=timezone.now(), agent_left_reason=why[:300]
+            )
+            if marked:
+                transaction.on_commit(live.dashboards_resync, robust=True)
+        return marked
+
     @property
     def agent_left(self) -> bool:
         return self.status == Status.PENDING and self.agent_left_at is not None

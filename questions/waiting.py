@@ -26,6 +26,7 @@ import asyncio
 import logging
 import re
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,13 @@ class WaitPolicy:
 # grows with the crowd, keeping re-reads near a budget per second; a lost wake-up
 # (rare: Redis restarting) then costs a longer slice, never the answer.
 waiting_now = 0
+
+
+# The questions calls in this process wait on (a question may have several): what a
+# stopping worker marks as left, in one UPDATE, before its calls are cut.
+waiting_on: Counter[uuid.UUID] = Counter()
+# Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
+marked_on_shutdown: set[uuid.UUID] = set()
 
 
 def slice_for(base: float, waiting: int, rereads_per_second: float) -> float:
@@ -171,15 +179,17 @@ async def wait_for_resolution(
         return True
 
     global waiting_now
-    joined = await join()
+    # Counted before the first await: a worker stopping from here on marks the question as left.
+    waiting_now += 1
+    waiting_on[question_id] += 1
     receiving: asyncio.Future[dict[str, Any]] | None = None
     loop = asyncio.get_running_loop()
     started = loop.time()
     last_progress: float | None = None  # the first report goes out at once
     question: Question | None = None
-    waiting_now += 1
     woken = True  # the first read needs no wake-up
     try:
+        joined = await join()
         while True:
             question = await _read(question_id)
             if question.status != Status.PENDING:
@@ -258,7 +268,8 @@ async def wait_for_resolution(
             with anyio.CancelScope(shield=True):
                 if calls.shutting_down.is_set():
                     logger.info("Server stopping while question %s waits; it stays for the re-ask", question_id)
-                    await _stopped_waiting(question_id, "the server restarted")
+                    if question_id not in marked_on_shutdown:  # else marked with the others, in one UPDATE
+                        await _stopped_waiting(question_id, "the server restarted")
                 elif (reason := cancel_reason() if cancel_reason else None) is not None:
                     await _client_ended_the_call(question_id, reason)
                 else:
@@ -267,6 +278,9 @@ async def wait_for_resolution(
         raise
     finally:
         waiting_now -= 1
+        waiting_on[question_id] -= 1
+        if waiting_on[question_id] <= 0:
+            del waiting_on[question_id]
         if receiving is not None:
             # Not awaited: the call is over, and its answer was read from the row.
             receiving.cancel()

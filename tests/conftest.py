@@ -85,3 +85,15 @@ async def browser() -> AsyncIterator[Browser]:
         )
         yield browser
         await browser.close()
+
+
+@pytest.fixture(scope="session")
+def keepalive_server() -> Iterator[LiveServer]:
+    """Progress every 2 s: a 5 s client timeout that resets on progress is scaled down from the hosts' 30 s."""
+    yield from _serve(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="2")
+
+
+@pytest.fixture(scope="session")
+def short_window_server() -> Iterator[LiveServer]:
+    """Questions whose agent stopped waiting are withdrawn after 2 s (swept every 0.5 s)."""
+    yield from _serve(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_REATTACH_WINDOW="2")

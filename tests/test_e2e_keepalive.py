@@ -22,6 +22,7 @@ async def test_it_sends_progress_notifications_while_waiting(live_server_proc: L
     async with live_server_proc.mcp(mode) as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}, progress_callback=on_progress))
         question = await live_server_proc.wait_for_question(text)
+        where = f"http://127.0.0.1:8000/questions/{question['id']}/"
         await asyncio.sleep(1.5)  # the interval is 0.3 s on this server
         await live_server_proc.answer_via_api(question["id"], "alive")
         result = await asyncio.wait_for(call, 10)
@@ -30,7 +31,8 @@ async def test_it_sends_progress_notifications_while_waiting(live_server_proc: L
     assert len(seen) >= 3, seen
     values = [value for value, _ in seen]
     assert values == sorted(values) and len(set(values)) == len(values), "progress must increase"
-    assert all(message and message.startswith("Waiting for an answer") for _, message in seen)
+    assert seen[0] == (0.0, f"Waiting for a person: the question is on the dashboard at {where}")
+    assert all(message and message.startswith("Waiting for a person") and where in message for _, message in seen)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

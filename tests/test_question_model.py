@@ -86,6 +86,7 @@ def test_a_question_whose_agent_stopped_waiting_stays_answerable_and_marked(toke
     stored = Question.objects.get(pk=first.pk)
     assert stored.status == Status.PENDING and stored.agent_left
     assert stored.agent_left_reason == "the client gave up waiting: Request timed out"
+    assert stored.agent_left_at is not None
     assert stored.kept_until == stored.agent_left_at + timedelta(seconds=1800)
     assert not stored.agent_stopped_waiting("again"), "the first mark stands"
     stored.record_answer("given while away", by_token=token)
@@ -158,7 +159,7 @@ def test_the_sweep_withdraws_what_nobody_waited_for_within_the_window(token: Age
     assert "did not ask again" in gone.resolution_text()
     assert Question.objects.get(pk=left_recently.pk).status == Status.PENDING
     assert Question.objects.get(pk=waited_on.pk).status == Status.PENDING
-    again, reattached = ask(token, text="Left long ago?")
+    _, reattached = ask(token, text="Left long ago?")
     assert not reattached, "after the window the same question is a new one"
 
 
