@@ -31,6 +31,7 @@ FULL = {
     "held": (2000, 100),
     "lifecycle": (10.0, 10),
     "fanout": (100, 20),
+    "stdio": (200, 0.05),
 }
 QUICK = {
     "latency": ([1, 5], 20, 0.02),
@@ -38,6 +39,7 @@ QUICK = {
     "held": (50, 5),
     "lifecycle": (1.5, 2),
     "fanout": (5, 3),
+    "stdio": (10, 0.02),
 }
 
 TARGETS = {
@@ -46,13 +48,20 @@ TARGETS = {
 }
 
 
-SCENARIOS = ("latency", "throughput", "lifecycle", "fanout", "held")
+SCENARIOS = ("latency", "throughput", "lifecycle", "fanout", "stdio", "held")
 
 
 async def run_mode(
     mode: str, plan: dict[str, Any], only: tuple[str, ...] = SCENARIOS
 ) -> tuple[dict[str, Any], dict[str, list[float]]]:
-    figures: dict[str, Any] = {"latency": [], "throughput": None, "held": None, "lifecycle": None, "fanout": None}
+    figures: dict[str, Any] = {
+        "latency": [],
+        "throughput": None,
+        "held": None,
+        "lifecycle": None,
+        "fanout": None,
+        "stdio": None,
+    }
     curves: dict[str, list[float]] = {}
     with SETUPS[mode]() as setup:
         try:
@@ -98,6 +107,11 @@ async def _measure(
         dashboards, rounds = plan["fanout"]
         figures["fanout"], _ = await scenarios.fanout(setup, dashboards, rounds)
         print(f"  fan-out: {figures['fanout']}", flush=True)
+    if "stdio" in only:
+        questions, pace = plan["stdio"]
+        figures["stdio"], samples, pings = await scenarios.stdio(setup, questions, pace)
+        curves[f"{mode}: stdio agent, answered on the dashboard"] = samples
+        print(f"  stdio: {figures['stdio']['latency']} floor {figures['stdio']['floor']}", flush=True)
     # Last: thousands of calls hung up at once keep the worker busy for a while.
     if "held" in only:
         count, sample = plan["held"]
@@ -108,7 +122,7 @@ async def _measure(
 
 def markdown(result: dict[str, Any]) -> str:
     parts = [f"# Hook Bridge benchmark: {result['name']}\n", f"Taken {result['taken_at']} on {result['machine']}.\n"]
-    latency_rows, throughput_rows, held_rows, lifecycle_rows, fanout_rows = [], [], [], [], []
+    latency_rows, throughput_rows, held_rows, lifecycle_rows, fanout_rows, stdio_rows = [], [], [], [], [], []
     for mode, figures in result["modes"].items():
         for row in figures["latency"]:
             latency_rows.append(
@@ -171,6 +185,21 @@ def markdown(result: dict[str, Any]) -> str:
                     "never current": life["events_never_current"],
                 }
             )
+        over_stdio = figures.get("stdio")
+        if over_stdio:
+            stdio_rows.append(
+                {
+                    "mode": mode,
+                    "questions": over_stdio["questions"],
+                    "p50 ms": over_stdio["latency"].get("p50_ms"),
+                    "p99 ms": over_stdio["latency"].get("p99_ms"),
+                    "max ms": over_stdio["latency"].get("max_ms"),
+                    "floor p50 ms": over_stdio["floor"].get("p50_ms"),
+                    "p50 ratio": over_stdio["ratio_p50"],
+                    "found by re-reading": over_stdio["found_by_rereading"],
+                    "lost": over_stdio["lost"],
+                }
+            )
         fan = figures["fanout"]
         if fan:
             fanout_rows.append(
@@ -189,6 +218,7 @@ def markdown(result: dict[str, Any]) -> str:
         ("Held calls (one worker)", held_rows),
         ("Lifecycle events with a dashboard connected", lifecycle_rows),
         ("Dashboard fan-out (new question → last dashboard has it)", fanout_rows),
+        ("An agent over stdio, answered on the server's dashboard (answer POST sent → call returned)", stdio_rows),
     ]
     parts += [f"\n## {title}\n\n{table(rows)}" for title, rows in sections if rows]
     return "".join(parts)

@@ -18,6 +18,7 @@ from typing import Any
 import httpx2
 import websockets
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 from websockets.asyncio.client import ClientConnection
 from websockets.typing import Origin
@@ -134,6 +135,52 @@ async def latency(
         "ratio_p50": round(answer["p50_ms"] / floor["p50_ms"], 1) if samples and pings else None,
         "ratio_p99": round(answer["p99_ms"] / floor["p99_ms"], 1) if samples and pings else None,
         "questions_per_second": round(len(returned) / elapsed, 1),
+    }
+    return row, samples, pings
+
+
+async def stdio(setup: Setup, questions: int, pace: float) -> tuple[dict[str, Any], list[float], list[float]]:
+    """Answer POST on the server's dashboard → ask_question returned to an agent on `manage.py mcp_stdio`.
+
+    The stdio process is a second process on the same database, as a developer runs it next
+    to `make serve`: the answer wakes its call across processes (the embedded default's shared
+    layer, or Redis). The floor is a bare tools/list over the same stdio pipe, one at a time.
+    """
+    server = setup.answer_side
+    tag = uuid.uuid4().hex[:6]
+    returned: dict[str, float] = {}
+    pings: list[float] = []
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp_stdio", "--token", server.tokens["agent-a"]],
+        env=server.env,
+        cwd=str(ROOT_DIR),
+    )
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            for _ in range(questions):
+                started = time.perf_counter()
+                await client.list_tools(cache_mode="bypass")
+                pings.append(time.perf_counter() - started)
+            async with answerer(server, pace) as bot:
+                for n in range(questions):
+                    text = f"bench {tag}: stdio question {n}. Which way?"
+                    result = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 60)
+                    returned[_answer_of(result)] = time.perf_counter()
+        errlog.seek(0)
+        rereads = errlog.read().count("resolved without a wake-up")
+    sent: dict[str, float] = bot["sent"]
+    samples = [returned[qid] - sent[qid] for qid in returned if qid in sent]
+    answer, floor = summary_ms(samples), summary_ms(pings)
+    row = {
+        "mode": setup.mode,
+        "questions": len(returned),
+        "lost": questions - len(returned),
+        "answers_paced_ms": round(pace * 1000),
+        "latency": answer,
+        "floor": floor,
+        "found_by_rereading": rereads,
+        "ratio_p50": round(answer["p50_ms"] / floor["p50_ms"], 1) if samples and pings else None,
     }
     return row, samples, pings
 

@@ -38,6 +38,9 @@ def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Pa
     assert life["events"] > 0 and life["events_never_current"] == 0
     assert 0 < life["pushes_to_dashboard"] <= life["events"] and life["delay_until_current"]["n"] == life["events"]
     assert figures["fanout"]["until_last_dashboard"]["n"] == 3
+    over_stdio = figures["stdio"]
+    assert over_stdio["questions"] == over_stdio["latency"]["n"] == 10 and over_stdio["lost"] == 0
+    assert over_stdio["found_by_rereading"] == 0, "every stdio answer must arrive as a wake-up"
     markdown = (tmp_path / "smoke.md").read_text()
     assert "## Answer latency" in markdown and "| embedded | 5 | 20 | 20 |" in markdown
     assert figures["throughput"]["questions"] == 20 and figures["throughput"]["questions_per_second"] > 0

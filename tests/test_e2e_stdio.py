@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.live import ROOT, LiveServer, receive_until
 
@@ -34,9 +37,55 @@ async def test_a_question_asked_over_stdio_is_answered_through_the_web_app(live_
         question = await live_server_proc.wait_for_question(text)
         assert question["asker"] == "agent-a"
         assert (await live_server_proc.answer_via_api(question["id"], "answered on the web")).status_code == 200
-        # Two processes, two in-memory layers: the wait's row re-read delivers it.
         result = await asyncio.wait_for(call, 15)
     assert result.structured_content == {"answer": "answered on the web"}
+
+
+@pytest.fixture(scope="module")
+def serve_and_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server whose waiting calls re-read their rows only every 60 s: an answer that arrives sooner was a wake-up."""
+    server = LiveServer(env_overrides={"HOOKBRIDGE_WAIT_SLICE": "60", "HOOKBRIDGE_MAX_HOLD": "120"})
+    server.setup()
+    yield server
+    server.close()
+
+
+async def test_an_answer_on_the_dashboard_wakes_the_stdio_call_at_once(
+    serve_and_stdio: LiveServer, tmp_path: Path
+) -> None:
+    """The stdio process and the server share the embedded layer (hookbridge_site/local_layer.py)."""
+    server = serve_and_stdio
+    errors = tmp_path / "stdio.log"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp_stdio", "--token", server.tokens["agent-a"]],
+        env=server.env,
+        cwd=str(ROOT),
+    )
+    async with server.login() as browser, server.dashboard_socket(browser) as dashboard:
+        await receive_until(dashboard, 'id="question-list"')
+        with errors.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                for n in range(3):
+                    text = f"Wake me over stdio, {n}?"
+                    asked = time.monotonic()
+                    call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+                    card = await receive_until(dashboard, text, timeout=5)
+                    seen = time.monotonic() - asked
+                    question_id = re.search(r'data-question-id="([0-9a-f-]{36})"', card)
+                    assert question_id, card[:300]
+                    await asyncio.sleep(0.2)  # the call is waiting now
+                    posted = time.monotonic()
+                    response = await server.answer_on_dashboard(question_id.group(1), {"answer": f"woken {n}"})
+                    assert response.status_code == 200
+                    result = await asyncio.wait_for(call, 10)
+                    took = time.monotonic() - posted
+                    assert result.structured_content == {"answer": f"woken {n}"}
+                    # Far inside the 60 s slice: a wake-up, not a re-read; and the card was pushed, not polled.
+                    assert took < 5, f"the answer took {took:.1f}s to reach the stdio call"
+                    assert seen < 2, f"the dashboard saw the stdio question after {seen:.1f}s"
+    log = errors.read_text()
+    assert "resolved without a wake-up" not in log, log
 
 
 async def test_without_a_token_the_os_user_asks(live_server_proc: LiveServer) -> None:
