@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.e2e]
 
 ENDPOINTS = ["/mcp", "/mcp/maxsim", "/mcp/askme", "/mcp/clifford", "/mcp/hooks", "/mcp/progress", "/mcp/askme+maxsim"]
 
-ASKING = {
+ASKING: dict[str, dict[str, dict[str, Any]]] = {
     "/mcp/maxsim": {"ask_question": {"question": "Pending in maxsim?"}},
     "/mcp/clifford": {"request_help": {"task": "Port it", "reason": "Two specs disagree", "question": "Which?"}},
     "/mcp/askme": {

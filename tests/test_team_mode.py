@@ -8,7 +8,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.live import LiveServer, receive_until
 from tests.team import REDIS_URL, fresh_postgres_database, require_team_services
@@ -87,3 +90,52 @@ async def test_two_answers_on_two_workers_have_one_winner(workers: tuple[LiveSer
     loser = next(r for r in responses if r.status_code == 409).json()
     assert result.structured_content == {"answer": winner}
     assert loser["error"].startswith(f"Question {question['id']} was already answered by")
+
+
+class CancelsToTheOtherWorker(httpx2.AsyncBaseTransport):
+    """A load balancer's view: the call went to one worker, the client's cancel lands on the other."""
+
+    def __init__(self, other_port: int) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self._other_port = other_port
+        self.rerouted = 0
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method == "POST" and b"notifications/cancelled" in await request.aread():
+            request.url = request.url.copy_with(port=self._other_port)
+            self.rerouted += 1
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def test_a_cancel_on_the_other_worker_reaches_only_its_own_connections_call(
+    workers: tuple[LiveServer, LiveServer],
+) -> None:
+    """Two clients on one token number their requests alike; the cancel, verified on worker B, names one call."""
+    worker_a, worker_b = workers
+    balancer = CancelsToTheOtherWorker(worker_b.port)
+    timeout = httpx2.Timeout(30, read=120)
+    async with (
+        worker_b.login() as browser,
+        worker_b.dashboard_socket(browser) as dashboard,
+        httpx2.AsyncClient(headers=worker_a.auth(), timeout=timeout, transport=balancer) as one_http,
+        httpx2.AsyncClient(headers=worker_a.auth(), timeout=timeout) as two_http,
+        Client(streamable_http_client(f"{worker_a.url}/mcp", http_client=one_http), mode="legacy") as one,
+        Client(streamable_http_client(f"{worker_a.url}/mcp", http_client=two_http), mode="legacy") as two,
+    ):
+        await receive_until(dashboard, 'id="question-list"')
+        cancelled = asyncio.create_task(one.call_tool("ask_question", {"question": "Team: cancel mine?"}))
+        kept = asyncio.create_task(two.call_tool("ask_question", {"question": "Team: keep mine?"}))
+        gone = await worker_b.wait_for_question("Team: cancel mine?")
+        question = await worker_b.wait_for_question("Team: keep mine?")
+        cancelled.cancel()  # the SDK sends notifications/cancelled ("caller cancelled")
+        await receive_until(dashboard, f'id="question-{gone["id"]}" hx-swap-oob="delete"', timeout=5)
+        assert balancer.rerouted == 1
+        await asyncio.sleep(1)
+        assert not kept.done()
+        assert (await worker_b.answer_via_api(question["id"], "kept across workers")).status_code == 200
+        assert (await asyncio.wait_for(kept, 10)).structured_content == {"answer": "kept across workers"}
+    stored = await worker_a.wait_for_question("Team: cancel mine?", status="cancelled")
+    assert stored["cancelReason"] == "client_cancelled" and stored["agentLeftReason"].endswith("caller cancelled")
