@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test lint install install-dev system-deps bench soak
+.PHONY: serve test lint install install-dev system-deps ts-deps bench soak
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,8 @@ install-dev: $(VENV)/.installed-dev
 system-deps:
 	@missing=""; \
 	test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v nginx >/dev/null || missing="$$missing nginx"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
 	if [ -n "$$missing" ]; then \
@@ -33,6 +35,14 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 		(service nginx stop || nginx -s stop) >/dev/null 2>&1 || true; \
 	fi
+
+# The TypeScript MCP SDK, as agent hosts embed it, for the tests that drive it (tests/ts_client.py),
+# installed exactly as locked.
+tests/ts/node_modules/.installed: tests/ts/package-lock.json | system-deps
+	npm ci --prefix tests/ts --no-audit --no-fund --loglevel=error
+	touch $@
+
+ts-deps: tests/ts/node_modules/.installed
 
 # PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
@@ -43,7 +53,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
 
-test: $(VENV)/.installed-dev system-deps lint
+test: $(VENV)/.installed-dev system-deps ts-deps lint
 	$(VENV)/bin/pytest
 
 # The figures (docs/performance.md): several minutes each, for people, not CI.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -73,7 +74,8 @@ def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
 def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     """One question: answerable while pending, otherwise what became of it and why."""
     question = get_object_or_404(Question.objects.select_related("answer"), pk=question_id)
-    return render(request, "questions/detail.html", {"question": question})
+    context = {"question": question, "reattach_minutes": round(settings.HOOKBRIDGE_REATTACH_WINDOW / 60)}
+    return render(request, "questions/detail.html", context)
 
 
 @require_GET

@@ -301,3 +301,38 @@ async def test_the_title_counts_waiting_questions_and_opted_in_notifications_fir
         await live_server_proc.answer_via_api(question["id"], "counted")
         await asyncio.wait_for(call, 10)
     await context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+async def test_an_agent_that_stops_waiting_is_marked_on_its_card_and_the_typed_answer_stays(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, live_server_proc)
+    text = f"Keep my draft when the agent leaves ({width})?"
+    async with live_server_proc.mcp("2026-07-28") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        card = page.locator("article.question", has_text=text)
+        await expect(card).to_be_visible(timeout=10_000)
+        notice = card.locator(".agent-state")
+        await expect(notice).to_be_hidden()  # an agent is waiting: nothing to say
+        await card.get_by_label("Your answer").fill("Half-written reply")
+        call.cancel()  # the agent's host gives up; leaving the client closes its connection
+    await expect(notice).to_contain_text("The agent stopped waiting; it usually asks again", timeout=10_000)
+    await expect(card.get_by_label("Your answer")).to_have_value("Half-written reply")  # not re-rendered
+
+    box, viewport = await notice.bounding_box(), page.viewport_size
+    field = await card.get_by_label("Your answer").bounding_box()
+    assert box is not None and field is not None and viewport is not None
+    assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], box
+    assert box["y"] + box["height"] <= field["y"], "the notice sits above the answer box, not over it"
+    ARTIFACTS.mkdir(exist_ok=True)
+    await card.scroll_into_view_if_needed()
+    await page.screenshot(path=str(ARTIFACTS / f"dashboard-agent-left-{width}.png"))
+
+    await card.get_by_label("Your answer").fill("Finished reply")
+    await card.get_by_role("button", name="Send answer").click()
+    await expect(card).to_have_count(0)
+    async with live_server_proc.mcp("legacy") as client:
+        result = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 5)
+    assert result.structured_content == {"answer": "Finished reply"}
