@@ -13,7 +13,8 @@ With PACE_SECONDS, answers go out one at a time, at least that far apart (a stea
 stream of answers below what the worker can take); without it, each as soon as its
 question appears (as fast as the worker can take them).
 
-Runs until stdin closes, then writes {"sent": {question_id: t}, "posted": {question_id: t}, "failed": n} to OUT.json.
+Runs until stdin closes, then writes {"sent": {question_id: t}, "posted": {question_id: t},
+"appeared": {question_id: t}, "failed": n} to OUT.json.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ async def answer_everything(
 ) -> dict[str, object]:
     sent: dict[str, float] = {}
     posted: dict[str, float] = {}  # when the answer POST's response came back
+    appeared: dict[str, float] = {}  # when the question first reached the dashboard
     seen: set[str] = set()
     failed = 0
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
@@ -88,6 +90,7 @@ async def answer_everything(
                     if question_id in sent or question_id in seen:
                         continue
                     seen.add(question_id)
+                    appeared[question_id] = time.perf_counter()
                     if pacer is not None:
                         queue.put_nowait(question_id)
                         continue
@@ -97,7 +100,7 @@ async def answer_everything(
         if pacer is not None:
             pacer.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-    return {"sent": sent, "posted": posted, "failed": failed}
+    return {"sent": sent, "posted": posted, "appeared": appeared, "failed": failed}
 
 
 async def main(url: str, username: str, password: str, pace: float) -> dict[str, object]:

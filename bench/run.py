@@ -196,6 +196,8 @@ def markdown(result: dict[str, Any]) -> str:
                     "max ms": over_stdio["latency"].get("max_ms"),
                     "floor p50 ms": over_stdio["floor"].get("p50_ms"),
                     "p50 ratio": over_stdio["ratio_p50"],
+                    "on the dashboard p50 ms": over_stdio["on_the_dashboard"].get("p50_ms"),
+                    "on the dashboard p99 ms": over_stdio["on_the_dashboard"].get("p99_ms"),
                     "found by re-reading": over_stdio["found_by_rereading"],
                     "lost": over_stdio["lost"],
                 }

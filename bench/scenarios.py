@@ -149,6 +149,7 @@ async def stdio(setup: Setup, questions: int, pace: float) -> tuple[dict[str, An
     server = setup.answer_side
     tag = uuid.uuid4().hex[:6]
     returned: dict[str, float] = {}
+    asked: dict[str, float] = {}
     pings: list[float] = []
     params = StdioServerParameters(
         command=sys.executable,
@@ -165,16 +166,21 @@ async def stdio(setup: Setup, questions: int, pace: float) -> tuple[dict[str, An
             async with answerer(server, pace) as bot:
                 for n in range(questions):
                     text = f"bench {tag}: stdio question {n}. Which way?"
+                    started = time.perf_counter()
                     result = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 60)
                     returned[_answer_of(result)] = time.perf_counter()
+                    asked[_answer_of(result)] = started
         errlog.seek(0)
         rereads = errlog.read().count("resolved without a wake-up")
     sent: dict[str, float] = bot["sent"]
     samples = [returned[qid] - sent[qid] for qid in returned if qid in sent]
+    appeared = bot["appeared"]
     answer, floor = summary_ms(samples), summary_ms(pings)
     row = {
         "mode": setup.mode,
         "questions": len(returned),
+        # The call made → the question on the server's dashboard (pushed across processes).
+        "on_the_dashboard": summary_ms([appeared[qid] - asked[qid] for qid in asked if qid in appeared]),
         "lost": questions - len(returned),
         "answers_paced_ms": round(pace * 1000),
         "latency": answer,

@@ -115,15 +115,10 @@ class Soak:
             server = self.worker()
             try:
                 async with httpx2.AsyncClient(headers=server.auth("answer-bot"), timeout=10) as http:
-                    open_questions = []
-                    for status in ("pending", "cancelled"):
-                        response = await http.get(f"{server.url}/api/questions", params={"status": status})
-                        response.raise_for_status()
-                        open_questions += [
-                            q
-                            for q in response.json()["questions"]
-                            if q["status"] == "pending" or q.get("cancelReason") == "client_disconnected"
-                        ]
+                    # A question whose agent hung up stays pending (and answerable) for its re-ask.
+                    response = await http.get(f"{server.url}/api/questions", params={"status": "pending"})
+                    response.raise_for_status()
+                    open_questions = response.json()["questions"]
                     for question in open_questions:
                         both = self.random.random() < 0.2
                         targets = self.workers if both else [self.worker()]

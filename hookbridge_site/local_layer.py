@@ -51,14 +51,16 @@ def bus_folder(database: dict[str, Any]) -> Path | None:
     if database.get("ENGINE", "").endswith("sqlite3"):
         if not name or name == ":memory:" or name.startswith("file:") or "mode=memory" in name:
             return None
-        folder = Path(name + ".bus")
+        # Resolved: two processes started from different folders must still meet.
+        folder = Path(name).resolve().with_name(Path(name).name + ".bus")
     else:
         identity = "|".join(str(database.get(key) or "") for key in ("ENGINE", "HOST", "PORT", "NAME"))
-        folder = Path(tempfile.gettempdir()) / f"hookbridge-bus-{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        folder = Path(tempfile.gettempdir()) / f"hookbridge-bus-{os.getuid()}-{digest}"
     if len(str(folder)) + 30 > MAX_SOCKET_PATH:
         # Too long for a socket address: the same folder name, hashed, under the temp folder.
         digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
-        folder = Path(tempfile.gettempdir()) / f"hookbridge-bus-{digest}"
+        folder = Path(tempfile.gettempdir()) / f"hookbridge-bus-{os.getuid()}-{digest}"
     return folder
 
 

@@ -41,6 +41,7 @@ def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Pa
     over_stdio = figures["stdio"]
     assert over_stdio["questions"] == over_stdio["latency"]["n"] == 10 and over_stdio["lost"] == 0
     assert over_stdio["found_by_rereading"] == 0, "every stdio answer must arrive as a wake-up"
+    assert over_stdio["on_the_dashboard"]["n"] == 10
     markdown = (tmp_path / "smoke.md").read_text()
     assert "## Answer latency" in markdown and "| embedded | 5 | 20 | 20 |" in markdown
     assert figures["throughput"]["questions"] == 20 and figures["throughput"]["questions_per_second"] > 0

@@ -12,6 +12,7 @@ import time
 
 import httpx2
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from tests.live import LiveServer, receive_until
 from tests.ts_client import ts_clients
@@ -182,6 +183,25 @@ async def test_a_client_that_times_out_leaves_the_question_for_its_re_ask(live_s
     assert result["result"]["structuredContent"] == {"answer": "answered while you were away"}
     assert took < 2, f"the re-ask took {took:.1f}s"
     assert [q["id"] for q in await same_text(server, text)] == [question["id"]], "no second question row"
+
+
+async def test_a_python_client_that_times_out_leaves_the_question_for_its_re_ask(live_server_proc: LiveServer) -> None:
+    server = live_server_proc
+    text = "Answered after my Python client timed out?"
+    async with server.mcp("legacy") as agent:
+        with pytest.raises(MCPError, match="timed out"):
+            await agent.call_tool("ask_question", {"question": text}, read_timeout_seconds=1.5)
+        left = await server.wait_for_question(text)
+        for _ in range(50):  # the courtesy cancel lands just after the client gave up
+            if not left["agentWaiting"]:
+                break
+            await asyncio.sleep(0.1)
+            left = await server.wait_for_question(text)
+        assert left["agentLeftReason"] == "the client gave up waiting: timed out after 1.5s"
+        assert (await server.answer_via_api(left["id"], "kept for you")).status_code == 200
+        result = await asyncio.wait_for(agent.call_tool("ask_question", {"question": text}), 5)
+    assert result.structured_content == {"answer": "kept for you"}
+    assert [q["id"] for q in await same_text(server, text)] == [left["id"]]
 
 
 @pytest.mark.parametrize("client", ["typescript", "python-2026-07-28", "raw-stream"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -154,3 +155,35 @@ async def test_a_stdio_question_shows_live_on_the_web_dashboard(live_server_proc
             question = await live_server_proc.wait_for_question(text)
             await live_server_proc.answer_via_api(question["id"], "seen it")
             assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "seen it"}
+
+
+async def test_stdio_works_with_no_server_and_an_answer_from_the_terminal_wakes_it(tmp_path: Path) -> None:
+    """A laptop with no `serve` running: the stdio call still waits, and `questions answer` wakes it at once."""
+    alone = LiveServer(env_overrides={"HOOKBRIDGE_WAIT_SLICE": "60"})  # its database and env; never started
+    try:
+        alone.manage("migrate", "--noinput", "-v0")
+        token = alone.manage("create_token", "agent-a").strip().splitlines()[-1]
+        params = StdioServerParameters(
+            command=sys.executable, args=["manage.py", "mcp_stdio", "--token", token], env=alone.env, cwd=str(ROOT)
+        )
+        with (tmp_path / "stdio.log").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                call = asyncio.create_task(client.call_tool("ask_question", {"question": "Nobody serving?"}))
+                listed = ""
+                for _ in range(100):
+                    listed = await asyncio.to_thread(alone.manage, "questions", "list")
+                    if "Nobody serving?" in listed:
+                        break
+                    await asyncio.sleep(0.1)
+                question_id = re.search(r"[0-9a-f-]{36}", listed)
+                assert question_id, listed
+                await asyncio.sleep(0.3)  # the call is waiting now
+                answered = time.monotonic()
+                await asyncio.to_thread(alone.manage, "questions", "answer", question_id.group(0), "from the shell")
+                result = await asyncio.wait_for(call, 10)
+                took = time.monotonic() - answered
+        assert result.structured_content == {"answer": "from the shell"}
+        assert took < 5, f"{took:.1f}s: found by re-reading (60 s slice), not woken"
+        assert "resolved without a wake-up" not in (tmp_path / "stdio.log").read_text()
+    finally:
+        shutil.rmtree(alone.tmp, ignore_errors=True)

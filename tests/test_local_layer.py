@@ -1,0 +1,78 @@
+"""The embedded default's channel layer, shared between the local processes on one database."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hookbridge_site.local_layer import MAX_DATAGRAM, LocalChannelLayer, bus_folder
+
+
+def test_the_folder_sits_beside_the_sqlite_file_and_is_the_same_from_any_working_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    short = Path(tempfile.mkdtemp(prefix="hb", dir="/tmp"))  # pytest's own are too long for a socket path
+    try:
+        database = {"ENGINE": "django.db.backends.sqlite3", "NAME": "var/db.sqlite3"}
+        monkeypatch.chdir(short)
+        assert bus_folder(database) == short / "var" / "db.sqlite3.bus"
+        absolute = {**database, "NAME": str(short / "var" / "db.sqlite3")}
+        assert bus_folder(absolute) == bus_folder(database)
+    finally:
+        shutil.rmtree(short)
+
+
+@pytest.mark.parametrize("name", [":memory:", "file:memorydb_default?mode=memory&cache=shared", ""])
+def test_a_database_no_other_process_can_open_shares_nothing(name: str) -> None:
+    assert bus_folder({"ENGINE": "django.db.backends.sqlite3", "NAME": name}) is None
+
+
+def test_a_path_too_long_for_a_socket_moves_under_the_temp_folder() -> None:
+    folder = bus_folder({"ENGINE": "django.db.backends.sqlite3", "NAME": "/" + "a" * 120 + "/db.sqlite3"})
+    assert folder is not None and len(str(folder)) < 70 and folder.name.startswith(f"hookbridge-bus-{os.getuid()}-")
+
+
+async def test_a_group_message_reaches_the_other_process_and_not_twice_this_one(tmp_path: Path) -> None:
+    server, stdio = LocalChannelLayer(bus_folder=str(tmp_path)), LocalChannelLayer(bus_folder=str(tmp_path))
+    waiting = await stdio.new_channel()
+    await stdio.group_add("question.1", waiting)  # binds stdio's socket
+    watching = await server.new_channel()
+    await server.group_add("question.1", watching)
+
+    await server.group_send("question.1", {"type": "question.resolved"})
+    assert await asyncio.wait_for(stdio.receive(waiting), 1) == {"type": "question.resolved"}
+    assert await asyncio.wait_for(server.receive(watching), 1) == {"type": "question.resolved"}
+    with pytest.raises(TimeoutError):  # delivered to the other process only, never echoed back
+        await asyncio.wait_for(server.receive(watching), 0.2)
+    assert server.shared and stdio.shared
+
+
+async def test_a_message_too_large_for_a_datagram_arrives_as_a_resync(tmp_path: Path) -> None:
+    sender, receiver = LocalChannelLayer(bus_folder=str(tmp_path)), LocalChannelLayer(bus_folder=str(tmp_path))
+    page = await receiver.new_channel()
+    await receiver.group_add("dashboard", page)
+    await sender.group_send("dashboard", {"type": "dashboard.html", "html": "x" * (MAX_DATAGRAM + 1)})
+    assert await asyncio.wait_for(receiver.receive(page), 1) == {"type": "state.resync"}
+
+
+async def test_the_socket_of_a_process_that_died_is_forgotten(tmp_path: Path) -> None:
+    dead = tmp_path / "4242-dead.sock"
+    orphan = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    orphan.bind(str(dead))
+    orphan.close()  # the process ended without removing its socket
+    layer = LocalChannelLayer(bus_folder=str(tmp_path))
+    await layer.group_send("question.1", {"type": "question.resolved"})
+    assert not dead.exists()
+
+
+async def test_a_folder_others_can_write_to_is_not_used(tmp_path: Path) -> None:
+    os.chmod(tmp_path, 0o777)
+    layer = LocalChannelLayer(bus_folder=str(tmp_path))
+    await layer.group_add("question.1", await layer.new_channel())
+    assert not layer.shared and os.listdir(tmp_path) == []
