@@ -168,7 +168,7 @@ def markdown(result: dict[str, Any]) -> str:
                     "p99 ms alone": held["latency_alone"].get("p99_ms"),
                     "p50 ms holding": held["latency_while_holding"].get("p50_ms"),
                     "p99 ms holding": held["latency_while_holding"].get("p99_ms"),
-                    "all cancelled after hang-up, s": held["seconds_to_cancel_all_after_hang_up"],
+                    "all let go after hang-up, s": held["seconds_to_mark_all_left_after_hang_up"],
                 }
             )
         life = figures["lifecycle"]

@@ -261,7 +261,7 @@ async def held_calls(setup: Setup, count: int, sample: int) -> tuple[dict[str, A
         held_now = setup.count_pending()
         loaded = await answer_one_by_one(held_ids[:sample])
         # Every agent hangs up at once (a network cut, a laptop closed): how long until the
-        # worker has cancelled all their questions and is idle again.
+        # worker has let go of every call and marked their questions as left (still answerable).
         hung_up = time.perf_counter()
         for task in tasks:
             task.cancel()
@@ -277,15 +277,18 @@ async def held_calls(setup: Setup, count: int, sample: int) -> tuple[dict[str, A
         "kib_per_held_call": round((rss_after - rss_before) / max(1, count) / 1024, 1),
         "latency_alone": summary_ms(baseline),
         "latency_while_holding": summary_ms(loaded),
-        "seconds_to_cancel_all_after_hang_up": round(release_seconds, 1),
+        "seconds_to_mark_all_left_after_hang_up": round(release_seconds, 1),
     }
     return row, baseline, loaded
 
 
 def pending_ids(setup: Setup, prefix: str) -> list[str]:
+    """Pending questions a call still waits on (not those whose agent hung up)."""
     like = prefix.replace("%", r"\%") + "%"
     rows = setup.query(
-        "SELECT id FROM questions_question WHERE status='pending' AND text LIKE %s ORDER BY created_at", like
+        "SELECT id FROM questions_question WHERE status='pending' AND agent_left_at IS NULL AND text LIKE %s"
+        " ORDER BY created_at",
+        like,
     )
     # SQLite holds a UUID as 32 hex digits, PostgreSQL as a uuid.
     return [str(uuid.UUID(str(row[0]))) for row in rows]

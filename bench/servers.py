@@ -67,7 +67,9 @@ class Setup:
             return db.execute(sql, params).fetchall()
 
     def count_pending(self) -> int:
-        return int(self.query("SELECT count(*) FROM questions_question WHERE status='pending'")[0][0])
+        """Pending questions a call still waits on (a hung-up agent's stay pending, marked as left)."""
+        query = "SELECT count(*) FROM questions_question WHERE status='pending' AND agent_left_at IS NULL"
+        return int(self.query(query)[0][0])
 
 
 @contextmanager

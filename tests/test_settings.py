@@ -23,12 +23,12 @@ def load_settings(**env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
 
 
-def test_the_defaults_are_sqlite_and_the_in_memory_layer() -> None:
+def test_the_defaults_are_sqlite_and_the_in_memory_layer_shared_with_local_processes() -> None:
     result = load_settings()
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
         "django.db.backends.sqlite3",
-        "channels.layers.InMemoryChannelLayer",
+        "hookbridge_site.local_layer.LocalChannelLayer",
         "240.0",
         "None",
     ]
