@@ -141,6 +141,22 @@ async def open_dashboard_if_unwatched(question: Question) -> str | None:
     return f"Nobody has the Hook Bridge dashboard open and no browser could be opened: answer at {url}"
 
 
+async def _left_behind(writing: asyncio.Future[tuple[Question, bool]]) -> None:
+    """A call cut (client gone, worker stopping) after its question was written and before it waited.
+
+    The question exists and nobody waits on it: marked as left, like one whose wait was cut.
+    """
+    with anyio.CancelScope(shield=True):
+        try:
+            written, _ = await writing
+        except Exception:
+            return  # nothing was written
+        finally:
+            calls.asks_in_flight.discard(writing)
+        why = "the server restarted" if calls.shutting_down.is_set() else "the connection to the agent closed"
+        await database_sync_to_async(written.agent_stopped_waiting)(why)
+
+
 async def ask_and_wait(
     ctx: Context,
     *,
@@ -171,23 +187,20 @@ async def ask_and_wait(
     except RateLimited as exc:
         calls.asks_in_flight.discard(writing)
         raise ToolError(str(exc)) from None
+    except Exception:
+        calls.asks_in_flight.discard(writing)
+        raise
     except asyncio.CancelledError:
-        # Cut (client gone, worker stopping) while the row was being written: it exists and
-        # nobody waits on it yet, so it is marked as left like a question whose wait was cut.
-        with anyio.CancelScope(shield=True):
-            try:
-                written, _ = await writing
-            except Exception:
-                raise asyncio.CancelledError() from None
-            finally:
-                calls.asks_in_flight.discard(writing)
-            why = "the server restarted" if calls.shutting_down.is_set() else "the connection to the agent closed"
-            await database_sync_to_async(written.agent_stopped_waiting)(why)
+        await _left_behind(writing)
         raise
     logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
-    note = None if reattached else await open_dashboard_if_unwatched(question)
-    if note:
-        await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
+    try:
+        note = None if reattached else await open_dashboard_if_unwatched(question)
+        if note:
+            await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
+    except asyncio.CancelledError:
+        await _left_behind(writing)
+        raise
     # No await between these two: from here the wait counts the question (questions.waiting.waiting_on).
     calls.asks_in_flight.discard(writing)
     result = await wait(question, ctx, asker, tool)
