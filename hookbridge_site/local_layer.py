@@ -102,6 +102,10 @@ class _Bus:
             loop.add_reader(self._receiver.fileno(), self._read)
             self._loop = loop
 
+    @property
+    def listening(self) -> bool:
+        return self._receiver is not None
+
     def close(self) -> None:
         if self._address is not None:
             with contextlib.suppress(OSError):
@@ -166,7 +170,7 @@ class LocalChannelLayer(InMemoryChannelLayer):
     @property
     def shared(self) -> bool:
         """Whether other local processes hear this one's group messages (and it theirs)."""
-        return self._bus is not None and self._bus._receiver is not None
+        return self._bus is not None and self._bus.listening
 
     def _get_bus(self) -> _Bus | None:
         if not self._bus_checked:

@@ -184,20 +184,16 @@ async def ask_and_wait(
     calls.asks_in_flight.add(writing)
     try:
         question, reattached = await asyncio.shield(writing)
+        logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
+        note = None if reattached else await open_dashboard_if_unwatched(question)
+        if note:
+            await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
     except RateLimited as exc:
         calls.asks_in_flight.discard(writing)
         raise ToolError(str(exc)) from None
     except Exception:
         calls.asks_in_flight.discard(writing)
         raise
-    except asyncio.CancelledError:
-        await _left_behind(writing)
-        raise
-    logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
-    try:
-        note = None if reattached else await open_dashboard_if_unwatched(question)
-        if note:
-            await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
     except asyncio.CancelledError:
         await _left_behind(writing)
         raise

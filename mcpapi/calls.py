@@ -59,13 +59,9 @@ def connection_of(session_id: str, token_id: int) -> str | None:
 connection: ContextVar[str] = ContextVar("connection", default="")
 
 
-def call_group(token_id: int | str, request_id: str, connection_id: str | None = None) -> str:
-    """The channel-layer group of one in-flight call: (token, connection, JSON-RPC request id).
-
-    `connection_id` defaults to the connection of the request in hand.
-    """
-    conn = connection.get() if connection_id is None else connection_id
-    key = hashlib.sha256(f"{token_id}:{conn}:{request_id}".encode()).hexdigest()[:40]
+def call_group(token_id: int | str, request_id: str) -> str:
+    """The channel-layer group of one in-flight call: (token, the request in hand's connection, JSON-RPC request id)."""
+    key = hashlib.sha256(f"{token_id}:{connection.get()}:{request_id}".encode()).hexdigest()[:40]
     return f"mcpcall.{key}"
 
 

@@ -177,8 +177,7 @@ class MCPRouter:
         except toolsets.UnknownToolset as exc:
             await _send_json(send, 404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)})
             return
-        raw = _header(scope, b"authorization")
-        raw = parse_bearer(raw) if raw else ""
+        raw = parse_bearer(_header(scope, b"authorization"))
         token = None
         if raw:
             try:

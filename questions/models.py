@@ -357,17 +357,7 @@ class Question(models.Model):
         when the agent asks again. After HOOKBRIDGE_REATTACH_WINDOW `expire_abandoned`
         withdraws it. False when it was no longer pending, or already marked.
         """
-        from questions import live
-
-        # Atomic so the dashboards are told only once the mark is visible to them.
-        with transaction.atomic():
-            marked = Question.objects.filter(pk=self.pk, status=Status.PENDING, agent_left_at__isnull=True).update(
-                agent_left_at=timezone.now(), agent_left_reason=why[:300]
-            )
-            if marked:
-                transaction.on_commit(lambda: live.agent_presence_changed(self.pk), robust=True)
-        self.refresh_from_db()
-        return bool(marked)
+        return bool(Question.agents_stopped_waiting([self.pk], why))
 
     def agent_waiting_again(self) -> bool:
         """A call waits on the question again (a re-ask, wait_for_answer): the dashboards drop the mark."""
@@ -387,7 +377,8 @@ class Question(models.Model):
     def agents_stopped_waiting(cls, question_ids: list[uuid.UUID], why: str) -> int:
         """agent_stopped_waiting for many questions in one UPDATE: a worker stopping with 2,000 calls held.
 
-        Dashboards are told once to fetch their state again, rather than once per question.
+        One question's card gets its notice; for many, dashboards are told once to fetch
+        their state again, rather than once per question. Returns how many were marked.
         """
         from questions import live
 
@@ -396,7 +387,10 @@ class Question(models.Model):
             marked = cls.objects.filter(pk__in=question_ids, status=Status.PENDING, agent_left_at__isnull=True).update(
                 agent_left_at=timezone.now(), agent_left_reason=why[:300]
             )
-            if marked:
+            if marked == 1 and len(question_ids) == 1:
+                only = question_ids[0]
+                transaction.on_commit(lambda: live.agent_presence_changed(only), robust=True)
+            elif marked:
                 transaction.on_commit(live.dashboards_resync, robust=True)
         return marked
 

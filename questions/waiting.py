@@ -113,9 +113,9 @@ def gave_up(reason: str) -> bool:
     return bool(_GAVE_UP.search(reason))
 
 
-async def _client_ended_the_call(question_id: uuid.UUID, reason: str | None) -> None:
+async def _client_ended_the_call(question_id: uuid.UUID, reason: str) -> None:
     """A cancel the client sent: a timeout leaves the question answerable, anything else aborts it."""
-    if reason is not None and not gave_up(reason):
+    if not gave_up(reason):
         logger.info("Question %s aborted at the agent (%s)", question_id, reason)
         await _abort(question_id, f"aborted at the agent: {reason}" if reason else "aborted at the agent")
     else:
