@@ -1,4 +1,7 @@
-"""The ASGI router: /mcp goes to the MCP SDK's app, everything else to Django and Channels."""
+"""The ASGI router: /mcp goes to the MCP SDK's app, everything else to Django and Channels.
+
+The site's routing is the one place that imports every app, mcpapi included (docs/architecture.md).
+"""
 
 from __future__ import annotations
 
@@ -15,12 +18,13 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
+from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
 from hookbridge_site import broadcast  # noqa: E402
+from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
 from questions import sweeper  # noqa: E402
-from questions.routing import websocket_urlpatterns as question_websockets  # noqa: E402
 
 mcp_app = MCPRouter(build_http_app)
 
@@ -34,7 +38,7 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 
 
-websocket_urlpatterns = question_websockets + lifecycle_websockets
+websocket_urlpatterns = dashboard_websockets + lifecycle_websockets + hook_websockets
 
 application = ProtocolTypeRouter(
     {

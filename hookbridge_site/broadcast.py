@@ -27,13 +27,12 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
+from hookbridge_site import runtime
+from hookbridge_site.db import database_sync_to_async
+
 logger = logging.getLogger(__name__)
 
 DASHBOARD_GROUP = "dashboard"
-
-_server_loop: asyncio.AbstractEventLoop | None = None
-_server_thread: int | None = None
-_in_flight: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
 # One group and message to send; what a send_latest builder returns.
 Push = tuple[str, dict[str, Any]]
@@ -41,15 +40,11 @@ Push = tuple[str, dict[str, Any]]
 # At most one push per key in this interval, per process: 20 a second is more than
 # a person can read, and few enough for every dashboard's consumer to keep up.
 LATEST_INTERVAL = 0.05
-_latest_lock = threading.Lock()
-_latest_sent: dict[str, float] = {}  # key: when its last push was built (monotonic)
-_latest_due: set[str] = set()  # keys with a trailing push scheduled
 
 
 def bind_server_loop() -> None:
     """Remember the event loop the server runs on; called from the ASGI entry point."""
-    global _server_loop, _server_thread
-    _server_loop, _server_thread = asyncio.get_running_loop(), threading.get_ident()
+    runtime.server_loop, runtime.server_thread = asyncio.get_running_loop(), threading.get_ident()
 
 
 def _log_failure(future: Future[None]) -> None:
@@ -60,7 +55,7 @@ def _log_failure(future: Future[None]) -> None:
 def send(group: str, message: dict[str, Any]) -> None:
     """Send from sync code (on-commit hooks); a failure is logged, never raised."""
     layer = get_channel_layer()
-    loop = _server_loop
+    loop = runtime.server_loop
     if loop is None:
         # No server loop (a management command, a test): nothing to hang on, so just wait.
         try:
@@ -68,10 +63,10 @@ def send(group: str, message: dict[str, Any]) -> None:
         except Exception:
             logger.warning("Could not send %s to group %s", message.get("type"), group, exc_info=True)
         return
-    if threading.get_ident() == _server_thread:
+    if threading.get_ident() == runtime.server_thread:
         task = loop.create_task(layer.group_send(group, message))
-        _in_flight.add(task)
-        task.add_done_callback(_in_flight.discard)
+        runtime.push_tasks.add(task)
+        task.add_done_callback(runtime.push_tasks.discard)
         return
     try:
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
@@ -94,21 +89,21 @@ def send_latest(key: str, build: Callable[[], list[Push]]) -> None:
     called from one (an on-commit hook) and the interval has passed, else later on
     the database thread.
     """
-    loop = _server_loop
+    loop = runtime.server_loop
     if loop is None:  # no server (a management command, a test): nothing to spare
         _send_all(build)
         return
     now = time.monotonic()
-    with _latest_lock:
-        if key in _latest_due:
+    with runtime.latest_lock:
+        if key in runtime.latest_due:
             return  # the scheduled push will read this change too
-        wait = _latest_sent.get(key, -LATEST_INTERVAL) + LATEST_INTERVAL - now
+        wait = runtime.latest_sent.get(key, -LATEST_INTERVAL) + LATEST_INTERVAL - now
         # On the loop itself, `build` (the ORM) can't run: it goes to the database thread.
-        deferred = wait > 0 or threading.get_ident() == _server_thread
+        deferred = wait > 0 or threading.get_ident() == runtime.server_thread
         if deferred:
-            _latest_due.add(key)
+            runtime.latest_due.add(key)
         else:
-            _latest_sent[key] = now
+            runtime.latest_sent[key] = now
     if not deferred:
         _send_all(build)
         return
@@ -117,8 +112,8 @@ def send_latest(key: str, build: Callable[[], list[Push]]) -> None:
         # later database_sync_to_async call refuse to run, as if it were nested.
         loop.call_soon_threadsafe(_schedule_latest, key, build, max(wait, 0.0), context=contextvars.Context())
     except RuntimeError:  # the loop is closed: the server is gone
-        with _latest_lock:
-            _latest_due.discard(key)
+        with runtime.latest_lock:
+            runtime.latest_due.discard(key)
         logger.info("Dropped the push for %s: the server is shutting down", key)
 
 
@@ -134,18 +129,16 @@ def _send_all(build: Callable[[], list[Push]]) -> None:
 
 def _schedule_latest(key: str, build: Callable[[], list[Push]], wait: float) -> None:
     task = asyncio.get_running_loop().create_task(_send_latest_after(wait, key, build))
-    _in_flight.add(task)
-    task.add_done_callback(_in_flight.discard)
+    runtime.push_tasks.add(task)
+    task.add_done_callback(runtime.push_tasks.discard)
 
 
 async def _send_latest_after(wait: float, key: str, build: Callable[[], list[Push]]) -> None:
-    from hookbridge_site.db import database_sync_to_async
-
     await asyncio.sleep(wait)
     # Unmarked before building: a change committed while this renders schedules the next push.
-    with _latest_lock:
-        _latest_due.discard(key)
-        _latest_sent[key] = time.monotonic()
+    with runtime.latest_lock:
+        runtime.latest_due.discard(key)
+        runtime.latest_sent[key] = time.monotonic()
     try:
         pushes = await database_sync_to_async(build)()
         layer = get_channel_layer()

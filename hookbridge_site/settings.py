@@ -1,94 +1,51 @@
 """Hook Bridge settings: everything a user configures comes from the environment.
 
-The small typed helpers below raise at start-up on a value of the wrong type or
-range, rather than letting it misbehave later; django-environ parses the URL and
-list values.
+Every variable is read through the typed helpers in hookbridge_site.env, which
+raise at start-up on a value of the wrong type or range. Reading settings writes
+nothing: the folders the embedded default needs are made by SiteConfig.ready(),
+and the local secret key is kept by `serve` (hookbridge_site.local_secret).
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 import sys
 from pathlib import Path
 
-import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from hookbridge_site import channel_layers
+from hookbridge_site import channel_layers, local_secret
+from hookbridge_site.env import (
+    env_bool,
+    env_db_url,
+    env_directory,
+    env_int,
+    env_list,
+    env_seconds,
+    env_seconds_or_none,
+    env_str,
+    env_url,
+    required_seconds,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if raw == "":
-        return default
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off"):
-        return False
-    raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}")
-
-
-def env_int(name: str, default: int, *, minimum: int = 1) -> int:
-    raw = os.environ.get(name, "").strip()
-    if raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
-    if value < minimum:
-        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
-def env_seconds(name: str, default: float | None) -> float | None:
-    """A positive number of seconds; with default None, empty or "none" means no limit."""
-    raw = os.environ.get(name, "").strip()
-    if raw == "" or (default is None and raw.lower() == "none"):
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise ImproperlyConfigured(f"{name} must be a positive number of seconds, got {raw!r}")
-    return value
-
-
-def required_seconds(name: str, default: float) -> float:
-    value = env_seconds(name, default)
-    assert value is not None
-    return value
-
-
 DEBUG = env_bool("DEBUG", False)
 
-ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
-CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS: list[str] = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS: list[str] = env_list("CSRF_TRUSTED_ORIGINS", [])
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 LOCAL_ONLY = set(ALLOWED_HOSTS) <= _LOOPBACK_HOSTS
 
-SECRET_KEY = env.str("SECRET_KEY", default="")
+# Local use needs no SECRET_KEY: `serve` keeps a generated one in this file, so logins survive
+# a restart without the user having to invent a secret (hookbridge_site.local_secret).
+HOOKBRIDGE_SECRET_KEY_FILE = BASE_DIR / "var" / "secret_key"
+SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not (DEBUG or LOCAL_ONLY):
         raise ImproperlyConfigured(
             "SECRET_KEY is required when DEBUG is off and ALLOWED_HOSTS names a non-loopback host"
         )
-    # Local use: a key generated once and kept beside the database, so logins
-    # survive a restart without the user having to invent a secret.
-    _key_file = BASE_DIR / "var" / "secret_key"
-    if _key_file.exists():
-        SECRET_KEY = _key_file.read_text().strip()
-    else:
-        _key_file.parent.mkdir(parents=True, exist_ok=True)
-        SECRET_KEY = secrets.token_urlsafe(50)
-        _key_file.write_text(SECRET_KEY)
-        _key_file.chmod(0o600)
+    SECRET_KEY = local_secret.read(HOOKBRIDGE_SECRET_KEY_FILE) or local_secret.generate()
 
 INSTALLED_APPS = [
     "daphne",
@@ -101,9 +58,14 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
-    "mcpapi",
-    "questions",
+    # Bottom to top (docs/architecture.md); import-linter holds the order.
+    "hookbridge_site.apps.SiteConfig",
+    "tokens",
     "lifecycle",
+    "hooks",
+    "questions",
+    "dashboard",
+    "mcpapi",
 ]
 
 MIDDLEWARE = [
@@ -137,10 +99,9 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'hookbridge.sqlite3'}"),
+    "default": env_db_url("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'hookbridge.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # Several async tasks write from the thread pool at once; WAL plus a busy
     # timeout turns "database is locked" into a short wait. synchronous=NORMAL: in
     # WAL mode a commit then waits for no fsync (a crash of the program loses
@@ -172,12 +133,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         }
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     # The core layer, chosen with the figures in docs/deploy.md (bench/wakeup_layers.py): the pub/sub
     # layer wakes a call 2-4x sooner (both well under 5 ms at p99), but it cannot even open a waiting
     # call's channel while Redis is down, and the core layer rides out a Redis restart.
-    _layer = env.str("HOOKBRIDGE_CHANNEL_LAYER", default=channel_layers.CORE_LAYER)
+    _layer = env_str("HOOKBRIDGE_CHANNEL_LAYER", channel_layers.CORE_LAYER)
     CHANNEL_LAYERS = {"default": channel_layers.redis_channel_layer(REDIS_URL, _layer)}
 else:
     # In memory, and shared with the other processes on the same database (serve and mcp_stdio):
@@ -196,18 +157,17 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "questions:dashboard"
+LOGIN_REDIRECT_URL = "dashboard:index"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Without collectstatic (local use) WhiteNoise serves straight from the finders.
 WHITENOISE_USE_FINDERS = True
 
@@ -221,19 +181,13 @@ HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
 # a dropped connection, a restart): agents usually ask again, and the re-ask gets the answer.
 HOOKBRIDGE_REATTACH_WINDOW = required_seconds("HOOKBRIDGE_REATTACH_WINDOW", 1800.0)
 # The Ask-Me set times out as the original server does; "none" falls back to the server default.
-HOOKBRIDGE_ASKME_TIMEOUT = (
-    env_seconds("HOOKBRIDGE_ASKME_TIMEOUT", 300.0)
-    if os.environ.get("HOOKBRIDGE_ASKME_TIMEOUT", "").strip().lower() != "none"
-    else HOOKBRIDGE_QUESTION_TIMEOUT
-)
+HOOKBRIDGE_ASKME_TIMEOUT = env_seconds_or_none("HOOKBRIDGE_ASKME_TIMEOUT", 300.0, none=HOOKBRIDGE_QUESTION_TIMEOUT)
 # Slack-compatible incoming webhook told of every new question (empty: none).
-HOOKBRIDGE_WEBHOOK_URL = env.str("HOOKBRIDGE_WEBHOOK_URL", default="")
-if HOOKBRIDGE_WEBHOOK_URL and not HOOKBRIDGE_WEBHOOK_URL.startswith(("http://", "https://")):
-    raise ImproperlyConfigured(f"HOOKBRIDGE_WEBHOOK_URL must be an http(s) URL, got {HOOKBRIDGE_WEBHOOK_URL!r}")
+HOOKBRIDGE_WEBHOOK_URL = env_url("HOOKBRIDGE_WEBHOOK_URL", "")
 # A session with no activity for this long shows as idle on the overview.
 HOOKBRIDGE_IDLE_AFTER = required_seconds("HOOKBRIDGE_IDLE_AFTER", 300.0)
 # The tool sets /mcp serves; /mcp/<set>+<set> picks others (validated when the app loads).
-HOOKBRIDGE_DEFAULT_TOOLSETS = env.str("HOOKBRIDGE_DEFAULT_TOOLSETS", default="maxsim")
+HOOKBRIDGE_DEFAULT_TOOLSETS = env_str("HOOKBRIDGE_DEFAULT_TOOLSETS", "maxsim")
 # How long one wait on the channel layer lasts before the row is read again: the
 # most a lost wake-up message can delay an answer.
 HOOKBRIDGE_WAIT_SLICE = required_seconds("HOOKBRIDGE_WAIT_SLICE", 2.0)
@@ -249,17 +203,6 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
 HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60, minimum=0)
 
 
-def env_directory(name: str, default: Path | None) -> Path | None:
-    """An existing folder, resolved (symlinks followed) so containment checks compare real paths."""
-    raw = os.environ.get(name, "").strip()
-    if raw == "":
-        return default
-    path = Path(raw).expanduser()
-    if not path.is_dir():
-        raise ImproperlyConfigured(f"{name} must name an existing folder, got {raw!r}")
-    return path.resolve()
-
-
 # The hooks tool set (/mcp/hooks): plugins whose han-config.json describe the team's
 # checks, and the folder they run in (the server's working directory by default).
 HOOKBRIDGE_PLUGINS_DIR = env_directory("HOOKBRIDGE_PLUGINS_DIR", None)
@@ -270,14 +213,14 @@ HOOKBRIDGE_HOOK_TIMEOUT = required_seconds("HOOKBRIDGE_HOOK_TIMEOUT", 600.0)
 HOOKBRIDGE_HOOK_OUTPUT_LIMIT = env_int("HOOKBRIDGE_HOOK_OUTPUT_LIMIT", 64 * 1024, minimum=1024)
 
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
-HOOKBRIDGE_PUBLIC_URL = env.str("HOOKBRIDGE_PUBLIC_URL", default="http://127.0.0.1:8000")
+HOOKBRIDGE_PUBLIC_URL = env_url("HOOKBRIDGE_PUBLIC_URL", "http://127.0.0.1:8000")
 # Host headers and origins that /mcp accepts (the SDK's DNS-rebinding protection).
-HOOKBRIDGE_MCP_ALLOWED_HOSTS: list[str] = env.list(
-    "HOOKBRIDGE_MCP_ALLOWED_HOSTS", default=["127.0.0.1:*", "localhost:*", "[::1]:*"]
+HOOKBRIDGE_MCP_ALLOWED_HOSTS: list[str] = env_list(
+    "HOOKBRIDGE_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 )
-HOOKBRIDGE_MCP_ALLOWED_ORIGINS: list[str] = env.list(
+HOOKBRIDGE_MCP_ALLOWED_ORIGINS: list[str] = env_list(
     "HOOKBRIDGE_MCP_ALLOWED_ORIGINS",
-    default=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
 )
 
 # Behind a TLS-terminating proxy (docs/deploy.md): trust its X-Forwarded-Proto and X-Forwarded-For.
@@ -295,9 +238,11 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HOOKBRIDGE_HSTS_INCLUDE_SUBDOMAINS", 
 SECURE_HSTS_PRELOAD = env_bool("HOOKBRIDGE_HSTS_PRELOAD", _served_over_tls)
 X_FRAME_OPTIONS = "DENY"
 
-LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 # Debug lines for every tool call and wake-up (stderr, like every log line).
 HOOKBRIDGE_DEBUG = env_bool("HOOKBRIDGE_DEBUG", False)
+# The agent token `manage.py mcp_stdio` asks with when --token is not given (empty: the OS user asks).
+HOOKBRIDGE_TOKEN = env_str("HOOKBRIDGE_TOKEN")
 # serve --open: open the dashboard when a question arrives and nobody is watching.
 HOOKBRIDGE_OPEN_BROWSER = env_bool("HOOKBRIDGE_OPEN_BROWSER", False)
 LOGGING = {
@@ -308,8 +253,8 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}},
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
-        "mcp": {"level": env.str("MCP_LOG_LEVEL", default="WARNING").upper()},
+        "mcp": {"level": env_str("MCP_LOG_LEVEL", "WARNING").upper()},
         "httpx": {"level": "WARNING"},
-        **{app: {"level": "DEBUG"} for app in ("mcpapi", "questions", "lifecycle") if HOOKBRIDGE_DEBUG},
+        **{app: {"level": "DEBUG"} for app in ("mcpapi", "questions", "lifecycle", "hooks", "dashboard") if HOOKBRIDGE_DEBUG},
     },
 }

@@ -9,13 +9,14 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
+from hookbridge_site.jsonapi import json_error
 from lifecycle.models import AgentSession
-from mcpapi.auth import TokenRequest, token_required
-from mcpapi.models import Scope
+from tokens.auth import TokenRequest, token_required
+from tokens.models import Scope
 
 
 def _not_found(guid: object) -> JsonResponse:
-    return JsonResponse({"error": f"no session {guid}"}, status=404)
+    return json_error(f"no session {guid}", status=404)
 
 
 @csrf_exempt
@@ -25,14 +26,14 @@ def session_create(request: TokenRequest) -> JsonResponse:
     try:
         payload = json.loads(request.body or b"{}")
     except ValueError:
-        return JsonResponse({"error": "body: is not valid JSON", "field": "body"}, status=400)
+        return json_error("is not valid JSON", field="body")
     if not isinstance(payload, dict):
-        return JsonResponse({"error": "body: must be a JSON object", "field": "body"}, status=400)
+        return json_error("must be a JSON object", field="body")
     fields = {}
     for name in ("name", "project"):
         value = payload.get(name, "")
         if not isinstance(value, str) or len(value) > 200:
-            return JsonResponse({"error": f"{name}: must be text of at most 200 characters", "field": name}, status=400)
+            return json_error("must be text of at most 200 characters", field=name)
         fields[name] = value
     session = AgentSession.open(token=request.agent_token, **fields)
     return JsonResponse({"guid": str(session.guid), **session.as_dict()}, status=201)

@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from hookbridge_site.consumers import LiveConsumer
 from hookbridge_site.db import database_sync_to_async
 from lifecycle import live as lifecycle_live
-from lifecycle.models import AgentSession, HookRun, SessionEventType
+from lifecycle.models import AgentSession, SessionEventType
 
 
 def _session(scope: dict[str, Any]) -> AgentSession | None:
@@ -32,23 +32,6 @@ class SessionPageConsumer(LiveConsumer):
         return [render_to_string("lifecycle/session.html#live-parts", {"session": session, "oob": True})]
 
 
-class HookRunPageConsumer(LiveConsumer):
-    """One hook run's page: its directories fill in as they finish."""
-
-    def _run(self) -> HookRun | None:
-        run_id = uuid.UUID(str(self.scope["url_route"]["kwargs"]["run_id"]))
-        return HookRun.objects.prefetch_related("directories").filter(pk=run_id).first()
-
-    @database_sync_to_async
-    def group_for(self) -> str:
-        run = self._run()
-        return lifecycle_live.run_group(run.pk) if run else ""
-
-    @database_sync_to_async
-    def current_state(self) -> list[str]:
-        return [render_to_string("lifecycle/hook_run.html#run-live", {"run": self._run(), "oob": True})]
-
-
 class SessionsOverviewConsumer(LiveConsumer):
     async def group_for(self) -> str:
         return lifecycle_live.OVERVIEW_GROUP
@@ -58,7 +41,7 @@ class SessionsOverviewConsumer(LiveConsumer):
         query = parse_qs(self.scope.get("query_string", b"").decode())
         project = query.get("project", [""])[0]
         sessions = AgentSession.objects.for_overview(project)
-        return [render_to_string("lifecycle/sessions.html#session-rows", {"sessions": sessions[:200], "oob": True})]
+        return [render_to_string("lifecycle/sessions.html#session-rows", {"sessions": sessions, "oob": True})]
 
     async def sessions_changed(self, event: dict[str, Any]) -> None:
         for message in await self.current_state():

@@ -1,27 +1,30 @@
-"""What watchers are told when a lifecycle event, a session event or a session's state changes."""
+"""What watchers are told when a lifecycle event, a session event or a session's state changes.
+
+The receivers below are connected to lifecycle.signals in LifecycleConfig.ready().
+"""
 
 from __future__ import annotations
 
 import functools
 import uuid
+from typing import Any
 
+from django.dispatch import receiver
 from django.template.loader import render_to_string
 
 from hookbridge_site import broadcast
-from lifecycle.models import AgentSession, HookRun, LifecycleEvent, SessionEvent
+from lifecycle import signals
+from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 
 OVERVIEW_GROUP = "sessions"
-
-
-def run_group(run_id: uuid.UUID) -> str:
-    return f"hook-run.{run_id.hex}"
 
 
 def page_group(guid: uuid.UUID) -> str:
     return f"session-page.{guid.hex}"
 
 
-def event_recorded(event: LifecycleEvent) -> None:
+@receiver(signals.event_recorded)
+def event_recorded(sender: Any, event: LifecycleEvent, **kwargs: Any) -> None:
     # The bar shows the latest event only: a burst of events is a few pushes, the last one current.
     broadcast.send_latest("status-bar", _status_bar)
     if event.session_id:
@@ -35,11 +38,17 @@ def _status_bar() -> list[broadcast.Push]:
     return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
 
 
-def session_event(event_id: int) -> None:
+@receiver(signals.session_event_recorded)
+def session_event(sender: Any, event_id: int, **kwargs: Any) -> None:
     event = SessionEvent.objects.select_related("session").get(pk=event_id)
     # Programs first: they get the exact event, in order, as JSON.
     broadcast.send(event.session.group_name, {"type": "session.message", "message": event.message()})
     session_changed(event.session_id)
+
+
+@receiver(signals.session_changed)
+def _session_changed(sender: Any, guid: uuid.UUID, **kwargs: Any) -> None:
+    session_changed(guid)
 
 
 def session_changed(guid: uuid.UUID) -> None:
@@ -57,15 +66,3 @@ def _session_page(guid: uuid.UUID) -> list[broadcast.Push]:
 
 def _overview_hint() -> list[broadcast.Push]:
     return [(OVERVIEW_GROUP, {"type": "sessions.changed"})]
-
-
-def hook_run_started(run_id: uuid.UUID) -> None:
-    run = HookRun.objects.prefetch_related("directories").get(pk=run_id)
-    broadcast.to_dashboards(render_to_string("lifecycle/hook_runs.html#hook-run-added", {"run": run}))
-
-
-def hook_run_changed(run_id: uuid.UUID) -> None:
-    run = HookRun.objects.prefetch_related("directories").get(pk=run_id)
-    broadcast.to_dashboards(render_to_string("lifecycle/hook_runs.html#hook-run", {"run": run, "oob": True}))
-    page = render_to_string("lifecycle/hook_run.html#run-live", {"run": run, "oob": True})
-    broadcast.send(run_group(run_id), {"type": "dashboard.html", "html": page})

@@ -1,4 +1,6 @@
-"""Lifecycle events agents report: which phase, plan, task or verification they are in."""
+"""Lifecycle events agents report (which phase, plan, task or verification they are in) and agent sessions.
+
+Changes are announced with lifecycle.signals on commit; lifecycle.live pushes them to pages."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from mcpapi.models import AgentToken
+from tokens.models import AgentToken
 
 
 class EventType(models.TextChoices):
@@ -48,14 +50,12 @@ class LifecycleEvent(models.Model):
 
     @classmethod
     def record(cls, *, asker: AgentToken | None, asker_name: str, **fields: object) -> LifecycleEvent:
-        from lifecycle import live
-
         # Atomic so the dashboard push is sent only once the row is visible to
         # the pages that re-read it on reconnect.
         with transaction.atomic():
             session = AgentSession.active_for(asker)
             event = cls.objects.create(asker=asker, asker_name=asker_name, session=session, **fields)
-            transaction.on_commit(lambda: live.event_recorded(event), robust=True)
+            send_on_commit(signals.event_recorded, LifecycleEvent, event=event)
         return event
 
     @property
@@ -97,16 +97,23 @@ class SessionClosed(Exception):
     """The session is closed (or was never this token's): nothing more can be recorded on it."""
 
 
+# Sessions the overview lists; older ones are in the admin.
+OVERVIEW_ROWS = 200
+
+
 class AgentSessionQuerySet(models.QuerySet["AgentSession"]):
     def active(self) -> AgentSessionQuerySet:
         return self.filter(closed_at__isnull=True, completed_at__isnull=True)
 
     def for_overview(self, project: str = "") -> AgentSessionQuerySet:
-        """Newest first, with what state() needs counted in the same query (no query per row)."""
+        """The overview's rows: the newest OVERVIEW_ROWS sessions (of one project, if given), newest first.
+
+        What state() needs is counted in the same query (no query per row).
+        """
         sessions = self.annotate(
             pending_questions=models.Count("questions", filter=models.Q(questions__status="pending"))
         ).order_by("-created_at")
-        return sessions.filter(project=project) if project else sessions
+        return (sessions.filter(project=project) if project else sessions)[:OVERVIEW_ROWS]
 
 
 class AgentSession(models.Model):
@@ -146,10 +153,6 @@ class AgentSession(models.Model):
     def group_name(self) -> str:
         return f"session.{self.guid.hex}"
 
-    @property
-    def is_open(self) -> bool:
-        return self.closed_at is None
-
     @classmethod
     def active_for(cls, token: AgentToken | None) -> AgentSession | None:
         """The session a token's questions and lifecycle events belong to right now, if any."""
@@ -159,12 +162,10 @@ class AgentSession(models.Model):
 
     @classmethod
     def open(cls, *, token: AgentToken, name: str = "", project: str = "") -> AgentSession:
-        from lifecycle import live
-
         # Atomic so the overview is told only once the row can be read.
         with transaction.atomic():
             session = cls.objects.create(token=token, owner_name=token.name, name=name.strip(), project=project.strip())
-            transaction.on_commit(lambda: live.session_changed(session.guid), robust=True)
+            send_on_commit(signals.session_changed, AgentSession, guid=session.guid)
         return session
 
     def state(self) -> str:
@@ -187,8 +188,6 @@ class AgentSession(models.Model):
 
     def record(self, event_type: SessionEventType | str, **data: Any) -> SessionEvent:
         """Store one event and fold it into the session's state; pushed to every watcher on commit."""
-        from lifecycle import live
-
         # Atomic and locked so two events for one session fold in one after the other,
         # and a session closed meanwhile refuses the event instead of storing it.
         with transaction.atomic():
@@ -214,16 +213,14 @@ class AgentSession(models.Model):
             AgentSession.objects.filter(pk=self.pk).update(**changes)
             for name, value in changes.items():
                 setattr(self, name, value)
-            transaction.on_commit(lambda: live.session_event(event.pk), robust=True)
+            send_on_commit(signals.session_event_recorded, SessionEvent, event_id=event.pk)
         return event
 
     def close(self) -> None:
-        from lifecycle import live
-
         with transaction.atomic():
             closed = AgentSession.objects.filter(pk=self.pk, closed_at__isnull=True).update(closed_at=timezone.now())
             if closed:
-                transaction.on_commit(lambda: live.session_changed(self.pk), robust=True)
+                send_on_commit(signals.session_changed, AgentSession, guid=self.pk)
         self.refresh_from_db()
 
     def as_dict(self) -> dict[str, Any]:
@@ -270,18 +267,3 @@ class SessionEvent(models.Model):
     def message(self) -> dict[str, Any]:
         """The event as programs get it on /ws/sessions/<guid>/."""
         return {"type": self.type, "guid": str(self.session_id), **self.data, "timestamp": self.created_at.isoformat()}
-
-
-# Defined in their own module; imported here so Django finds them with the app's models.
-from lifecycle.hook_runs import HookRun, HookRunDirectory  # noqa: E402
-
-__all__ = [
-    "AgentSession",
-    "EventType",
-    "HookRun",
-    "HookRunDirectory",
-    "LifecycleEvent",
-    "Phase",
-    "SessionEvent",
-    "SessionEventType",
-]

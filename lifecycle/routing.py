@@ -8,5 +8,4 @@ websocket_urlpatterns = [
     path("ws/sessions/", consumers.SessionsOverviewConsumer.as_asgi()),
     path("ws/sessions/<uuid:guid>/", consumers.SessionConsumer.as_asgi()),
     path("ws/sessions/<uuid:guid>/page/", consumers.SessionPageConsumer.as_asgi()),
-    path("ws/hooks/runs/<uuid:run_id>/", consumers.HookRunPageConsumer.as_asgi()),
 ]

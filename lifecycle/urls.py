@@ -10,7 +10,6 @@ urlpatterns = [
     path("sessions/", views.overview, name="sessions"),
     path("sessions/new", views.session_new, name="session-new"),
     path("sessions/<uuid:guid>/", views.session_page, name="session"),
-    path("hooks/runs/<uuid:run_id>/", views.hook_run, name="hook-run"),
     path("api/sessions", api.session_create, name="api-sessions"),
     path("api/sessions/<uuid:guid>", api.session_detail, name="api-session"),
 ]

@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from lifecycle.models import AgentSession, HookRun
-from mcpapi.models import AgentToken
+from lifecycle.models import AgentSession
+from tokens.models import AgentToken
 
 
 @require_GET
@@ -23,7 +23,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "lifecycle/sessions.html",
-        {"sessions": sessions[:200], "project": project, "projects": list(projects)},
+        {"sessions": sessions, "project": project, "projects": list(projects)},
     )
 
 
@@ -56,10 +56,3 @@ def session_new(request: HttpRequest) -> HttpResponse:
         {"tokens": tokens, "error": error, "public_url": settings.HOOKBRIDGE_PUBLIC_URL},
         status=422 if error else 200,
     )
-
-
-@require_GET
-@login_required
-def hook_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
-    run = get_object_or_404(HookRun.objects.prefetch_related("directories"), pk=run_id)
-    return render(request, "lifecycle/hook_run.html", {"run": run})

@@ -11,7 +11,10 @@ class McpapiConfig(AppConfig):
         from django.conf import settings
         from django.core.exceptions import ImproperlyConfigured
 
+        from hookbridge_site import runtime
         from mcpapi import toolsets
+
+        runtime.reserved_tool_names = toolsets.builtin_tool_names()
 
         try:
             toolsets.parse(settings.HOOKBRIDGE_DEFAULT_TOOLSETS)

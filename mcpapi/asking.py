@@ -15,12 +15,12 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
+from hookbridge_site import runtime
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls
-from mcpapi.models import AgentToken
-from questions.kinds import result_text
 from questions.models import CancelReason, Kind, Question, RateLimited, Status
 from questions.waiting import WaitPolicy, wait_for_resolution
+from tokens.models import AgentToken
 
 logger = logging.getLogger(__name__)
 
@@ -64,24 +64,20 @@ def outcome(question: Question, tool: str, *, can_wait_for_answer: bool) -> Call
     """The tool result for a question as it now stands; `tool` is the one the agent called."""
     qid = str(question.pk)
     if question.status == Status.ANSWERED:
-        data = question.answer.data
-        return json_result(data, text=result_text(question, data))
+        spec, answer = question.kind_spec, question.answer
+        structured = spec.structured_result(question, answer.data)
+        return json_result(structured, text=spec.result_text(question, answer.text, answer.data))
     if question.status == Status.PENDING:
         message = (
             f"No answer yet; question {qid} is still pending on the dashboard ({settings.HOOKBRIDGE_PUBLIC_URL}/). "
             + keep_waiting_text(tool, qid, can_wait_for_answer=can_wait_for_answer)
         )
         return _status("pending", question, message, is_error=False)
+    message = question.status_sentence(to_agent=True)
     if question.status == Status.TIMED_OUT:
-        message = f"No answer came in time: question {qid} timed out. Proceed on your own judgement."
         return _status("timed_out", question, message, is_error=True)
     if question.cancel_reason == CancelReason.DISMISSED:
-        message = (
-            f"Your request was dismissed by {question.dismissed_by or 'a person'} without an answer. "
-            "Do not wait for help on it: proceed on your own judgement."
-        )
         return _status("dismissed", question, message, is_error=False)
-    message = f"Question {qid} was cancelled ({question.get_cancel_reason_display().lower()})."
     return _status("cancelled", question, message, is_error=True)
 
 
@@ -109,7 +105,7 @@ async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool:
         WaitPolicy.from_settings(with_progress=with_progress),
         progress=progress if with_progress else None,
         extra_groups=extra_groups,
-        cancel_reason=lambda: calls.stdio_cancel_reasons.pop(request_id, None),
+        cancel_reason=lambda: runtime.stdio_cancel_reasons.pop(request_id, None),
     )
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()
@@ -126,9 +122,7 @@ async def open_dashboard_if_unwatched(question: Question) -> str | None:
 
     Returns a note for the agent (and so the user) when it could not be opened.
     """
-    from questions import consumers
-
-    if not settings.HOOKBRIDGE_OPEN_BROWSER or consumers.connected > 0:
+    if not settings.HOOKBRIDGE_OPEN_BROWSER or runtime.open_dashboards > 0:
         return None
     url = f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question.pk}/"
     try:
@@ -152,8 +146,8 @@ async def _left_behind(writing: asyncio.Future[tuple[Question, bool]]) -> None:
         except Exception:
             return  # nothing was written
         finally:
-            calls.asks_in_flight.discard(writing)
-        why = "the server restarted" if calls.shutting_down.is_set() else "the connection to the agent closed"
+            runtime.asks_in_flight.discard(writing)
+        why = "the server restarted" if runtime.shutting_down.is_set() else "the connection to the agent closed"
         await database_sync_to_async(written.agent_stopped_waiting)(why)
 
 
@@ -181,7 +175,7 @@ async def ask_and_wait(
             timeout_seconds=timeout,
         )
     )
-    calls.asks_in_flight.add(writing)
+    runtime.asks_in_flight.add(writing)
     try:
         question, reattached = await asyncio.shield(writing)
         logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
@@ -189,16 +183,16 @@ async def ask_and_wait(
         if note:
             await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
     except RateLimited as exc:
-        calls.asks_in_flight.discard(writing)
+        runtime.asks_in_flight.discard(writing)
         raise ToolError(str(exc)) from None
     except Exception:
-        calls.asks_in_flight.discard(writing)
+        runtime.asks_in_flight.discard(writing)
         raise
     except asyncio.CancelledError:
         await _left_behind(writing)
         raise
-    # No await between these two: from here the wait counts the question (questions.waiting.waiting_on).
-    calls.asks_in_flight.discard(writing)
+    # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
+    runtime.asks_in_flight.discard(writing)
     result = await wait(question, ctx, asker, tool)
     if note:
         result.content.append(TextContent(type="text", text=note))

@@ -20,18 +20,14 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 from channels.layers import get_channel_layer
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 if TYPE_CHECKING:
-    from mcpapi.models import AgentToken
-
-# Set when the server is going down: calls cancelled then are left pending, so
-# the agent re-attaches to its question on another worker or after the restart.
-shutting_down = asyncio.Event()
+    from tokens.models import AgentToken
 
 _SESSION_SALT = "hookbridge.mcp-session-id"
 
@@ -64,16 +60,6 @@ def call_group(token_id: int | str, request_id: str) -> str:
     key = hashlib.sha256(f"{token_id}:{connection.get()}:{request_id}".encode()).hexdigest()[:40]
     return f"mcpcall.{key}"
 
-
-# Questions being written by a tool call that has not started waiting yet: a worker stopping
-# then waits for the write, so the question it leaves behind is marked as left too. A call
-# takes its write out of here only once it is counted in questions.waiting.waiting_on.
-asks_in_flight: set[asyncio.Future[Any]] = set()
-
-# stdio: the SDK applies a client's notifications/cancelled itself, by cancelling the
-# handler; mcp_stdio notes its reason here first (request id -> reason), so the call can
-# tell an abort from a timeout. One client per stdio process, so the ids are unique.
-stdio_cancel_reasons: dict[str, str] = {}
 
 
 logger = logging.getLogger(__name__)

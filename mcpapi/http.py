@@ -32,13 +32,13 @@ from django.conf import settings
 from django.db import DatabaseError
 from starlette.types import Message, Receive, Scope, Send
 
+from hookbridge_site import runtime
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
-from mcpapi.auth import parse_bearer
-from mcpapi.models import AgentToken
-from mcpapi.models import Scope as TokenScope
-from questions import waiting
 from questions.models import Question
+from tokens.auth import parse_bearer
+from tokens.models import AgentToken
+from tokens.models import Scope as TokenScope
 
 logger = logging.getLogger(__name__)
 
@@ -133,11 +133,11 @@ class MCPRouter:
 
     @staticmethod
     async def _mark_left(waited_on: list[uuid.UUID]) -> None:
-        writes = list(calls.asks_in_flight)
+        writes = list(runtime.asks_in_flight)
         if writes:
             await asyncio.wait(writes, timeout=3)
             written = [w.result()[0].pk for w in writes if w.done() and not w.cancelled() and not w.exception()]
-            waiting.marked_on_shutdown.update(written)
+            runtime.marked_on_shutdown.update(written)
             waited_on = [*waited_on, *written]
         if waited_on:
             marked = await database_sync_to_async(Question.agents_stopped_waiting)(waited_on, "the server restarted")
@@ -146,9 +146,9 @@ class MCPRouter:
     @staticmethod
     def _stopping() -> list[uuid.UUID]:
         """From now on calls are ending for the shutdown; the questions waited on at this moment."""
-        calls.shutting_down.set()
-        waited_on = list(waiting.waiting_on)
-        waiting.marked_on_shutdown.update(waited_on)
+        runtime.shutting_down.set()
+        waited_on = list(runtime.waiting_on)
+        runtime.marked_on_shutdown.update(waited_on)
         return waited_on
 
     def _install_shutdown_trigger(self) -> None:

@@ -16,7 +16,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
-from mcpapi.models import AgentToken, digest
+from tokens.models import AgentToken, digest
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +32,13 @@ class TokenVerifier:
             agent = await database_sync_to_async(AgentToken.authenticate)(token)
         if agent is None:
             return None
-        # The digest, not the raw token: nothing downstream needs the secret.
-        return AccessToken(token=digest(token), client_id=str(agent.pk), scopes=[], claims={"name": agent.name})
+        return access_token(agent, token)
+
+
+def access_token(agent: AgentToken, raw: str) -> AccessToken:
+    """What the SDK's auth context holds for a caller, over HTTP and over stdio alike."""
+    # The digest, not the raw token: nothing downstream needs the secret.
+    return AccessToken(token=digest(raw), client_id=str(agent.pk), scopes=[], claims={"name": agent.name})
 
 
 async def log_requests(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

@@ -6,3 +6,7 @@ from django.apps import AppConfig
 class QuestionsConfig(AppConfig):
     name = "questions"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Connect the receivers of questions.signals: wake-ups and pushes, the webhook, the kinds check.
+        from questions import checks, live, webhook  # noqa: F401

@@ -18,8 +18,11 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from mcpapi.models import AgentToken
-from questions.kinds import AGREEMENT_SCALE, InvalidAnswer, Reply, reply_from_value
+from hookbridge_site.signals import send_on_commit
+from lifecycle.models import AgentSession
+from questions import kinds, signals
+from questions.kinds import InvalidAnswer, Kind, QuestionKind, Reply
+from tokens.models import AgentToken
 
 __all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "RateLimited", "Status"]
 
@@ -37,15 +40,6 @@ class CancelReason(models.TextChoices):
     CLIENT_CANCELLED = "client_cancelled", "Aborted at the agent"
     AGENT_GONE = "agent_gone", "The agent stopped waiting and did not ask again"
     DISMISSED = "dismissed", "Dismissed by a person"
-
-
-class Kind(models.TextChoices):
-    QUESTION = "question", "Question"
-    ONE_QUESTION = "one-question", "Open question"
-    MULTIPLE_CHOICE = "multiple-choice", "Multiple choice"
-    HYPOTHESIS = "hypothesis", "Hypotheses to rate"
-    CHOOSE_NEXT = "choose-next", "Choose what comes next"
-    HELP = "help", "Blocked agent"
 
 
 class QuestionError(Exception):
@@ -105,7 +99,7 @@ class QuestionQuerySet(models.QuerySet["Question"]):
 
 class Question(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(max_length=32, choices=Kind.choices, default=Kind.QUESTION)
+    kind = models.CharField(max_length=32, choices=kinds.choices, default=Kind.QUESTION.value)
     text = models.TextField("question")
     options = models.JSONField(default=list, blank=True)
     allow_free_text = models.BooleanField(default=True)
@@ -150,10 +144,6 @@ class Question(models.Model):
         return first_line[:80]
 
     @property
-    def group_name(self) -> str:
-        return question_group(self.pk)
-
-    @property
     def time_to_answer(self) -> timedelta | None:
         if self.status != Status.ANSWERED or self.resolved_at is None:
             return None
@@ -164,27 +154,40 @@ class Question(models.Model):
         return self.status == Status.PENDING
 
     @property
-    def agreement_scale(self) -> list[tuple[int, str]]:
-        """The 7-step scale a hypothesis is rated on (for the card's radio buttons)."""
-        return AGREEMENT_SCALE
+    def kind_spec(self) -> QuestionKind:
+        """What this kind of question takes as an answer and gives back (questions.kinds)."""
+        return kinds.kind_of(self.kind)
 
     def option_values(self) -> list[str]:
         return [str(option["value"]) for option in self.options]
 
     def resolution_text(self) -> str:
+        """What became of the question, for a person (the dashboard, the API's 409)."""
+        return self.status_sentence(to_agent=False)
+
+    def status_sentence(self, *, to_agent: bool) -> str:
+        """The question's state in one sentence; `to_agent`: worded for the agent that asked, saying what to do."""
+        qid = self.pk
+        dismissed = self.status == Status.CANCELLED and self.cancel_reason == CancelReason.DISMISSED
         if self.status == Status.ANSWERED:
             answer = getattr(self, "answer", None)
-            who = answer.answered_by if answer else "someone"
-            return f"Question {self.pk} was already answered by {who}."
-        if self.status == Status.CANCELLED and self.cancel_reason == CancelReason.DISMISSED:
-            return f"Question {self.pk} was dismissed by {self.dismissed_by or 'a person'}."
-        if self.status == Status.CANCELLED and self.cancel_reason == CancelReason.AGENT_GONE:
-            return f"Question {self.pk} was withdrawn: its agent stopped waiting and did not ask again."
-        if self.status == Status.CANCELLED:
-            return f"Question {self.pk} was cancelled ({self.get_cancel_reason_display().lower()})."
+            return f"Question {qid} was already answered by {answer.answered_by if answer else 'someone'}."
+        if dismissed and to_agent:
+            return (
+                f"Your request was dismissed by {self.dismissed_by or 'a person'} without an answer. "
+                "Do not wait for help on it: proceed on your own judgement."
+            )
+        if dismissed:
+            return f"Question {qid} was dismissed by {self.dismissed_by or 'a person'}."
+        if self.status == Status.TIMED_OUT and to_agent:
+            return f"No answer came in time: question {qid} timed out. Proceed on your own judgement."
         if self.status == Status.TIMED_OUT:
-            return f"Question {self.pk} timed out without an answer."
-        return f"Question {self.pk} is pending."
+            return f"Question {qid} timed out without an answer."
+        if self.status == Status.CANCELLED and self.cancel_reason == CancelReason.AGENT_GONE and not to_agent:
+            return f"Question {qid} was withdrawn: its agent stopped waiting and did not ask again."
+        if self.status == Status.CANCELLED:
+            return f"Question {qid} was cancelled ({self.get_cancel_reason_display().lower()})."
+        return f"Question {qid} is pending."
 
     @classmethod
     def ask(
@@ -206,8 +209,6 @@ class Question(models.Model):
         dropped connection, a restart, an abort) asks again and finds the question
         it left (see `reattachable`), answered while it was away or still open.
         """
-        from questions import live
-
         payload = payload or {}
         key = fingerprint(kind, text, options, allow_free_text, payload)
         # Atomic so the look-up and the create/revive cannot interleave with a
@@ -226,10 +227,8 @@ class Question(models.Model):
                     revived = {"cancel_reason": "", "resolved_at": None, "agent_left_at": None, "agent_left_reason": ""}
                     cls.objects.filter(pk=earlier.pk, status=Status.CANCELLED).update(status=Status.PENDING, **revived)
                     earlier.refresh_from_db()
-                    transaction.on_commit(lambda: live.question_asked(earlier.pk, new=False), robust=True)
+                    send_on_commit(signals.question_asked, Question, question_id=earlier.pk, new=False)
                 return earlier, True
-
-            from lifecycle.models import AgentSession
 
             limit = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
             if asker is not None and limit:
@@ -250,7 +249,7 @@ class Question(models.Model):
                 asker_name=asker_name,
                 fingerprint=key,
             )
-            transaction.on_commit(lambda: live.question_asked(question.pk), robust=True)
+            send_on_commit(signals.question_asked, Question, question_id=question.pk, new=True)
         return question, False
 
     def record_answer(
@@ -270,10 +269,8 @@ class Question(models.Model):
         Pending questions take answers, including those whose agent stopped waiting
         (the answer waits for the agent's re-ask).
         """
-        from questions import live
-
         if reply is None:
-            reply = reply_from_value(self, text, option)
+            reply = self.kind_spec.parse(self, text, option)
         if by_name:
             answered_by = by_name
         elif by_user is not None and by_user.is_authenticated:
@@ -308,18 +305,16 @@ class Question(models.Model):
                 created_at=now,
             )
             self.status, self.resolved_at = Status.ANSWERED, now
-            transaction.on_commit(lambda: live.question_resolved(self.pk), robust=True)
+            send_on_commit(signals.question_resolved, Question, question_id=self.pk)
         return answer
 
     def _finish(self, among: models.Q, **changes: Any) -> bool:
         """Move the question out of `among` with `changes`; False when something else got there first."""
-        from questions import live
-
         # Atomic so the wake-up is only sent once the change is visible to the re-read.
         with transaction.atomic():
             changed = Question.objects.filter(among, pk=self.pk).update(resolved_at=timezone.now(), **changes)
             if changed:
-                transaction.on_commit(lambda: live.question_resolved(self.pk), robust=True)
+                send_on_commit(signals.question_resolved, Question, question_id=self.pk)
         self.refresh_from_db()
         return bool(changed)
 
@@ -361,15 +356,13 @@ class Question(models.Model):
 
     def agent_waiting_again(self) -> bool:
         """A call waits on the question again (a re-ask, wait_for_answer): the dashboards drop the mark."""
-        from questions import live
-
         # Atomic for the same reason as agent_stopped_waiting.
         with transaction.atomic():
             cleared = Question.objects.filter(pk=self.pk, status=Status.PENDING, agent_left_at__isnull=False).update(
                 agent_left_at=None, agent_left_reason=""
             )
             if cleared:
-                transaction.on_commit(lambda: live.agent_presence_changed(self.pk), robust=True)
+                send_on_commit(signals.agent_presence_changed, Question, question_id=self.pk)
         self.agent_left_at, self.agent_left_reason = None, ""
         return bool(cleared)
 
@@ -380,18 +373,15 @@ class Question(models.Model):
         One question's card gets its notice; for many, dashboards are told once to fetch
         their state again, rather than once per question. Returns how many were marked.
         """
-        from questions import live
-
         # Atomic so the dashboards are told only once the marks are visible to them.
         with transaction.atomic():
             marked = cls.objects.filter(pk__in=question_ids, status=Status.PENDING, agent_left_at__isnull=True).update(
                 agent_left_at=timezone.now(), agent_left_reason=why[:300]
             )
             if marked == 1 and len(question_ids) == 1:
-                only = question_ids[0]
-                transaction.on_commit(lambda: live.agent_presence_changed(only), robust=True)
+                send_on_commit(signals.agent_presence_changed, Question, question_id=question_ids[0])
             elif marked:
-                transaction.on_commit(live.dashboards_resync, robust=True)
+                send_on_commit(signals.questions_changed, Question)
         return marked
 
     @property

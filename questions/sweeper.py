@@ -13,12 +13,13 @@ import logging
 
 from django.conf import settings
 
+from hookbridge_site import runtime
 from hookbridge_site.db import database_sync_to_async
 from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
-_task: asyncio.Task[None] | None = None
+TASK = "question-sweeper"
 
 
 def interval() -> float:
@@ -40,6 +41,6 @@ async def _sweep_forever() -> None:
 
 def ensure_running() -> None:
     """Start this process's sweep on the running loop (once; again if that loop has gone)."""
-    global _task
-    if _task is None or _task.done():
-        _task = asyncio.get_running_loop().create_task(_sweep_forever(), name="question-sweeper")
+    task = runtime.background_tasks.get(TASK)
+    if task is None or task.done():
+        runtime.background_tasks[TASK] = asyncio.get_running_loop().create_task(_sweep_forever(), name=TASK)

@@ -7,7 +7,6 @@ from questions import api, views
 app_name = "questions"
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
     path("questions/<uuid:question_id>/", views.detail, name="detail"),
     path("questions/<uuid:question_id>/answer", views.answer, name="answer"),
     path("questions/<uuid:question_id>/dismiss", views.dismiss, name="dismiss"),

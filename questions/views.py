@@ -1,4 +1,4 @@
-"""The dashboard: pending questions, answering them, and the history of past ones."""
+"""Answering and dismissing questions on the dashboard, one question's page, and the history of past ones."""
 
 from __future__ import annotations
 
@@ -12,49 +12,33 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from lifecycle.models import HookRun, LifecycleEvent
-from mcpapi.auth import client_address
-from questions.kinds import reply_from_form
-from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
+from questions.models import AlreadyResolved, Question, Status
+from tokens.auth import client_address
 
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-@require_GET
-@login_required
-def dashboard(request: HtmxHttpRequest) -> HttpResponse:
-    pending = list(Question.objects.pending())
-    context = {
-        "pending": pending,
-        "pending_count": len(pending),
-        "last_event": LifecycleEvent.latest(),
-        "hook_runs": HookRun.recent(),
-    }
-    return render(request, "questions/dashboard.html", context)
-
-
 @require_POST
 @login_required
 def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     question = get_object_or_404(Question, pk=question_id)
+    form = question.kind_spec.form(question, request.POST)
+    if not form.is_valid() or form.reply is None:
+        context = {"question": question, "form": form, "error": form.error}
+        return render(request, "questions/card.html#question-card", context, status=422)
     try:
-        question.record_answer(
-            reply=reply_from_form(question, request.POST), by_user=request.user, remote_addr=client_address(request)
-        )
-    except InvalidAnswer as exc:
-        context = {"question": question, "error": str(exc)}
-        return render(request, "questions/dashboard.html#question-card", context, status=422)
+        question.record_answer(reply=form.reply, by_user=request.user, remote_addr=client_address(request))
     except AlreadyResolved as exc:
         return render(
             request,
-            "questions/dashboard.html#question-closed",
+            "questions/card.html#question-closed",
             {"question": exc.question, "message": str(exc)},
             status=409,
         )
     # The card goes; the toast says where the answer went.
-    return render(request, "questions/dashboard.html#answer-sent", {"question": question})
+    return render(request, "questions/card.html#answer-sent", {"question": question})
 
 
 @require_POST
@@ -65,8 +49,8 @@ def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
         question.dismiss(by=request.user.get_username())
     except AlreadyResolved as exc:
         context = {"question": exc.question, "message": str(exc)}
-        return render(request, "questions/dashboard.html#question-closed", context, status=409)
-    return render(request, "questions/dashboard.html#dismissed", {"question": question})
+        return render(request, "questions/card.html#question-closed", context, status=409)
+    return render(request, "questions/card.html#dismissed", {"question": question})
 
 
 @require_GET

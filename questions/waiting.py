@@ -26,7 +26,6 @@ import asyncio
 import logging
 import re
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,9 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
+from hookbridge_site import runtime
 from hookbridge_site.db import database_sync_to_async
+from hookbridge_site.formatting import duration
 from questions.models import Question, Status, question_group
 
 logger = logging.getLogger(__name__)
@@ -59,22 +60,15 @@ class WaitPolicy:
         )
 
 
-# Calls waiting in this process. Each re-reads its row once a slice; with thousands
-# waiting, those reads alone filled the one thread the ORM runs on, and an answer's
-# wake-up queued behind them for seconds (bench/: 2,000 held calls). So the slice
-# grows with the crowd, keeping re-reads near a budget per second; a lost wake-up
-# (rare: Redis restarting) then costs a longer slice, never the answer.
-waiting_now = 0
-
-
-# The questions calls in this process wait on (a question may have several): what a
-# stopping worker marks as left, in one UPDATE, before its calls are cut.
-waiting_on: Counter[uuid.UUID] = Counter()
-# Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
-marked_on_shutdown: set[uuid.UUID] = set()
-
-
 def slice_for(base: float, waiting: int, rereads_per_second: float) -> float:
+    """How long one wait on the layer lasts with `waiting` calls waiting in this process.
+
+    Each call re-reads its row once a slice; with thousands waiting, those reads alone
+    filled the one thread the ORM runs on, and an answer's wake-up queued behind them for
+    seconds (bench/: 2,000 held calls). So the slice grows with the crowd, keeping re-reads
+    near a budget per second; a lost wake-up (rare: Redis restarting) then costs a longer
+    slice, never the answer.
+    """
     return max(base, waiting / rereads_per_second)
 
 
@@ -123,11 +117,6 @@ async def _client_ended_the_call(question_id: uuid.UUID, reason: str) -> None:
         await _stopped_waiting(question_id, f"the client gave up waiting: {reason}")
 
 
-def _elapsed_text(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
-
-
 def _where(question_id: uuid.UUID) -> str:
     return f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question_id}/"
 
@@ -157,8 +146,6 @@ async def wait_for_resolution(
     question answerable and marked; `cancel_reason` tells a cancel that the transport
     applied itself (stdio) from a plain disconnect.
     """
-    from mcpapi import calls
-
     layer = get_channel_layer()
     channel: str | None = None
     groups = (question_group(question_id), *extra_groups)
@@ -178,10 +165,9 @@ async def wait_for_resolution(
             return False
         return True
 
-    global waiting_now
     # Counted before the first await: a worker stopping from here on marks the question as left.
-    waiting_now += 1
-    waiting_on[question_id] += 1
+    runtime.waiting_now += 1
+    runtime.waiting_on[question_id] += 1
     receiving: asyncio.Future[dict[str, Any]] | None = None
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -220,9 +206,9 @@ async def wait_for_resolution(
                     await progress(0.0, f"Waiting for a person: the question is on the dashboard at {where}")
                 elif now - last_progress >= policy.progress_interval:
                     last_progress = now
-                    await progress(waited, f"Waiting for a person, {_elapsed_text(waited)} so far: {where}")
+                    await progress(waited, f"Waiting for a person, {duration(waited)} so far: {where}")
 
-            timeout = slice_for(policy.slice_seconds, waiting_now, settings.HOOKBRIDGE_REREADS_PER_SECOND)
+            timeout = slice_for(policy.slice_seconds, runtime.waiting_now, settings.HOOKBRIDGE_REREADS_PER_SECOND)
             if policy.max_hold is not None:
                 timeout = min(timeout, policy.max_hold - waited)
             if policy.progress_interval is not None and last_progress is not None:
@@ -266,9 +252,9 @@ async def wait_for_resolution(
             # The SDK cancels the handler when the client goes away (or the server stops).
             # The scope is cancelled, so the clean-up must be shielded to run at all.
             with anyio.CancelScope(shield=True):
-                if calls.shutting_down.is_set():
+                if runtime.shutting_down.is_set():
                     logger.info("Server stopping while question %s waits; it stays for the re-ask", question_id)
-                    if question_id not in marked_on_shutdown:  # else marked with the others, in one UPDATE
+                    if question_id not in runtime.marked_on_shutdown:  # else marked with the others, in one UPDATE
                         await _stopped_waiting(question_id, "the server restarted")
                 elif (reason := cancel_reason() if cancel_reason else None) is not None:
                     await _client_ended_the_call(question_id, reason)
@@ -277,10 +263,10 @@ async def wait_for_resolution(
                     await _stopped_waiting(question_id, "the connection to the agent closed")
         raise
     finally:
-        waiting_now -= 1
-        waiting_on[question_id] -= 1
-        if waiting_on[question_id] <= 0:
-            del waiting_on[question_id]
+        runtime.waiting_now -= 1
+        runtime.waiting_on[question_id] -= 1
+        if runtime.waiting_on[question_id] <= 0:
+            del runtime.waiting_on[question_id]
         if receiving is not None:
             # Not awaited: the call is over, and its answer was read from the row.
             receiving.cancel()

@@ -12,9 +12,13 @@ import logging
 import threading
 import time
 import urllib.request
+import uuid
+from typing import Any
 
 from django.conf import settings
+from django.dispatch import receiver
 
+from questions import signals
 from questions.models import Question
 
 logger = logging.getLogger(__name__)
@@ -45,6 +49,12 @@ def _post(url: str, body: bytes, question_id: str) -> None:
             if attempt < ATTEMPTS:
                 time.sleep(2 ** (attempt - 1))
     logger.error("Gave up posting the webhook for question %s", question_id)
+
+
+@receiver(signals.question_asked)
+def question_asked(sender: Any, question_id: uuid.UUID, new: bool, **kwargs: Any) -> None:
+    if new and settings.HOOKBRIDGE_WEBHOOK_URL:
+        notify_new_question(Question.objects.get(pk=question_id))
 
 
 def notify_new_question(question: Question) -> None:

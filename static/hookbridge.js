@@ -28,11 +28,12 @@ document.addEventListener("DOMContentLoaded", () => {
   showNotifyState();
 });
 document.addEventListener("htmx:oobAfterSwap", updateTitle);
-document.addEventListener("htmx:wsAfterMessage", (event) => {
-  updateTitle();
-  const html = event.detail.message || "";
-  if (html.includes("beforeend:#question-list")) {
-    announce(html);
+document.addEventListener("htmx:wsAfterMessage", updateTitle);
+// A card pushed because a question was just asked carries data-announce (questions/card.html#question-added).
+document.addEventListener("htmx:load", (event) => {
+  const card = event.detail.elt;
+  if (card instanceof Element && card.matches("article.question[data-announce]")) {
+    announce(card);
   }
 });
 
@@ -61,12 +62,11 @@ document.addEventListener("click", async (event) => {
   showNotifyState();
 });
 
-function announce(html) {
+function announce(card) {
   if (!notifyEnabled()) return;
-  const card = new DOMParser().parseFromString(html, "text/html").querySelector("article.question");
-  const asker = card ? card.querySelector(".asker").textContent.trim() : "An agent";
-  const body = card ? (card.querySelector(".markdown, dd, legend") || card).textContent.trim().slice(0, 200) : "";
-  new Notification(`${asker} asks`, { body, tag: card ? card.id : undefined });
+  const asker = card.querySelector(".asker").textContent.trim();
+  const body = (card.querySelector(".markdown, dd, legend") || card).textContent.trim().slice(0, 200);
+  new Notification(`${asker} asks`, { body, tag: card.id });
   try {
     const audio = new AudioContext();
     const tone = audio.createOscillator();

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from playwright.async_api import Browser, async_playwright
 
-from mcpapi.models import AgentToken
 from tests.live import LiveServer
+from tokens.models import AgentToken
 
 
 @pytest.fixture

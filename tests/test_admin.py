@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from lifecycle.models import AgentSession, LifecycleEvent
-from mcpapi.models import AgentToken
 from questions.models import Question
+from tokens.models import AgentToken
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def history(db: None) -> Question:
         "/admin/questions/question/?q=eu-west",
         "/admin/questions/answer/",
         "/admin/lifecycle/lifecycleevent/?event_type__exact=plan-started",
-        "/admin/mcpapi/agenttoken/",
+        "/admin/tokens/agenttoken/",
         "/admin/lifecycle/agentsession/?project=web",
         "/admin/questions/question/?answer__answered_by=agent-a",
         "/admin/questions/question/?kind__exact=question&created_at__year=2026",
@@ -55,7 +55,7 @@ def test_a_question_page_shows_its_answer_read_only(admin_client: Client, histor
 
 
 def test_an_admin_creates_a_token_and_sees_it_once(admin_client: Client) -> None:
-    response = admin_client.post("/admin/mcpapi/agenttoken/add/", {"name": "ci-bot", "scope": "answer"}, follow=True)
+    response = admin_client.post("/admin/tokens/agenttoken/add/", {"name": "ci-bot", "scope": "answer"}, follow=True)
     shown = next(str(m) for m in response.context["messages"] if "shown once" in str(m))
     raw = shown.rsplit(" ", 1)[-1]
     assert AgentToken.authenticate(raw) == AgentToken.objects.get(name="ci-bot")
@@ -64,7 +64,7 @@ def test_an_admin_creates_a_token_and_sees_it_once(admin_client: Client) -> None
 def test_an_admin_revokes_a_token(admin_client: Client) -> None:
     token, raw = AgentToken.issue("leaked")
     response = admin_client.post(
-        "/admin/mcpapi/agenttoken/", {"action": "revoke", "_selected_action": [token.pk]}, follow=True
+        "/admin/tokens/agenttoken/", {"action": "revoke", "_selected_action": [token.pk]}, follow=True
     )
     assert response.status_code == 200
     assert AgentToken.authenticate(raw) is None
@@ -79,16 +79,16 @@ def test_an_admin_exports_questions_with_their_answers(admin_client: Client, his
     body = response.content.decode()
     if action == "export_json":
         (row,) = json.loads(body)
-        assert (row["question"], row["answer"], row["answered_by"], row["status"]) == (
+        assert (row["question"], row["answer"], row["answeredBy"], row["status"]) == (
             "Which region?",
             "eu-west-1",
             "agent-a",
             "answered",
         )
-        assert row["seconds_to_answer"] is not None
+        assert row["secondsToAnswer"] is not None
     else:
         rows = list(csv.DictReader(io.StringIO(body)))
-        assert [(r["question"], r["answer"], r["answered_by"]) for r in rows] == [
+        assert [(r["question"], r["answer"], r["answeredBy"]) for r in rows] == [
             ("Which region?", "eu-west-1", "agent-a")
         ]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from mcpapi.models import AgentToken
 from questions.models import Question, Status
+from tokens.models import AgentToken
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from mcpapi import calls
+from hookbridge_site import runtime
 from mcpapi.asking import ask_and_wait
 from questions.models import Kind, Question, Status
 
@@ -35,7 +35,7 @@ async def test_a_call_cut_while_its_question_is_written_marks_it_as_left(monkeyp
     stored = await database_sync_to_async(Question.objects.get)(text="Cut?")
     assert stored.status == Status.PENDING and stored.agent_left
     assert stored.agent_left_reason == "the connection to the agent closed"
-    assert not calls.asks_in_flight, "nothing is left for a stopping worker to wait for"
+    assert not runtime.asks_in_flight, "nothing is left for a stopping worker to wait for"
 
 
 async def _set(event: asyncio.Event) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hookbridge_site import broadcast
+from hookbridge_site import broadcast, runtime
 
 
 @pytest.fixture
@@ -26,9 +26,9 @@ def server_loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.call_soon_threadsafe(loop.stop)
     thread.join(timeout=5)
     loop.close()
-    broadcast._server_loop = broadcast._server_thread = None
-    broadcast._latest_sent.clear()
-    broadcast._latest_due.clear()
+    runtime.server_loop = runtime.server_thread = None
+    runtime.latest_sent.clear()
+    runtime.latest_due.clear()
 
 
 async def _bind() -> None:
@@ -84,7 +84,7 @@ def test_a_burst_becomes_one_more_push_that_shows_the_last_change(server_loop: A
     assert [message["html"] for message in page.sent] == ["state 1", "state 50"]
     # The trailing push is built on the database thread, not on the loop or the caller.
     (_, caller), (_, trailing) = page.built
-    assert trailing not in (caller, broadcast._server_thread)
+    assert trailing not in (caller, runtime.server_thread)
 
 
 def test_keys_are_throttled_apart(server_loop: Any, page: Page) -> None:

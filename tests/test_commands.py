@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-from mcpapi.models import AgentToken
+from tokens.models import AgentToken
 
 
 def run(*args: str) -> str:

@@ -11,12 +11,12 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
 
+from dashboard.consumers import DashboardConsumer
 from hookbridge_site import db
 from hookbridge_site.broadcast import DASHBOARD_GROUP
 from lifecycle.models import LifecycleEvent
-from mcpapi.models import AgentToken
-from questions.consumers import DashboardConsumer
 from questions.models import CancelReason, Question
+from tokens.models import AgentToken
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

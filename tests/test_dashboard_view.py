@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.test import Client
 
-from mcpapi.models import AgentToken
 from questions.models import Question
 from tests.test_markdown import assert_inert
+from tokens.models import AgentToken
 
 
 def test_it_lists_pending_questions_oldest_first(logged_in: Client, agent: tuple[AgentToken, str]) -> None:

@@ -8,8 +8,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from mcpapi.models import AgentToken
 from questions.models import Question
+from tokens.models import AgentToken
 
 
 def ask(agent: tuple[AgentToken, str], text: str) -> Question:

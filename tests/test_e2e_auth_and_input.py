@@ -197,7 +197,7 @@ async def test_a_revoked_or_expired_token_is_refused_at_once(live_server_proc: L
         live_server_proc.manage(
             "shell",
             "-c",
-            "from django.utils import timezone; from mcpapi.models import AgentToken; "
+            "from django.utils import timezone; from tokens.models import AgentToken; "
             f"AgentToken.objects.filter(name='{name}').update({change}=timezone.now())",
         )
         assert (await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)).status_code == 401

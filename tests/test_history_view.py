@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.test import Client
 
-from mcpapi.models import AgentToken
 from questions.models import CancelReason, Question
+from tokens.models import AgentToken
 
 
 def make(token: AgentToken, text: str) -> Question:

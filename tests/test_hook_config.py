@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from mcpapi.hooks.config import derived_title, discover, discovered, tool_name
+from hooks.config import derived_title, discover, discovered, tool_name
 from mcpapi.toolsets import builtin_tool_names
 from mcpapi.toolsets import hooks as hooks_toolset
 
@@ -138,7 +138,7 @@ def test_an_invalid_config_is_skipped_and_reported_while_others_load(
 ) -> None:
     bad = plugin(tmp_path, "broken", config)
     plugin(tmp_path, "good", {"hooks": {"lint": {"command": "make lint"}}})
-    with caplog.at_level(logging.ERROR, logger="mcpapi.hooks.config"):
+    with caplog.at_level(logging.ERROR, logger="hooks.config"):
         found = discover(tmp_path)
     assert list(found.hooks) == ["good_lint"]
     assert len(found.errors) == 1

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpapi.hooks.config import Hook
-from mcpapi.hooks.runner import (
+from hooks.config import Hook
+from hooks.runner import (
     Capture,
     Refused,
     hook_env,

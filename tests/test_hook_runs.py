@@ -14,9 +14,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.test import Client
 from django.utils import timezone
 
-from lifecycle.hook_runs import Busy, DirectoryStatus, HookRun, RunStatus
-from lifecycle.routing import websocket_urlpatterns
-from mcpapi.models import AgentToken
+from hooks.models import Busy, DirectoryStatus, HookRun, RunStatus
+from hooks.routing import websocket_urlpatterns
+from tokens.models import AgentToken
 
 
 def start(target: str = ".", max_concurrent: int = 1, **extra: Any) -> HookRun:
@@ -126,10 +126,10 @@ def test_the_dashboard_lists_recent_runs(client: Client, finished_run: HookRun) 
 @pytest.mark.parametrize(
     "path",
     [
-        "/admin/lifecycle/hookrun/",
-        "/admin/lifecycle/hookrun/?status__exact=failed",
-        "/admin/lifecycle/hookrun/?q=lint+error",
-        "/admin/lifecycle/hookrun/{pk}/change/",
+        "/admin/hooks/hookrun/",
+        "/admin/hooks/hookrun/?status__exact=failed",
+        "/admin/hooks/hookrun/?q=lint+error",
+        "/admin/hooks/hookrun/{pk}/change/",
     ],
 )
 def test_runs_are_in_the_admin_for_review(client: Client, finished_run: HookRun, path: str) -> None:

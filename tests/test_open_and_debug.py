@@ -10,8 +10,8 @@ import uuid
 import pytest
 from django.test import override_settings
 
+from hookbridge_site import runtime
 from mcpapi import asking
-from questions import consumers
 from questions.models import Question
 from tests.live import ROOT, LiveServer
 
@@ -29,7 +29,7 @@ async def test_it_opens_the_question_when_nobody_is_watching(monkeypatch: pytest
     assert await asking.open_dashboard_if_unwatched(question) is None
     assert opened == [f"http://127.0.0.1:8123/questions/{question.pk}/"]
 
-    monkeypatch.setattr(consumers, "connected", 1)
+    monkeypatch.setattr(runtime, "open_dashboards", 1)
     assert await asking.open_dashboard_if_unwatched(question) is None
     assert len(opened) == 1, "a dashboard is open: nothing more is opened"
 

@@ -9,10 +9,10 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from lifecycle.hook_runs import RunStatus
-from lifecycle.models import AgentSession, HookRun, HookRunDirectory, LifecycleEvent
-from mcpapi.models import AgentToken
+from hooks.models import HookRun, HookRunDirectory, RunStatus
+from lifecycle.models import AgentSession, LifecycleEvent
 from questions.models import Answer, Question, RateLimited, Status
+from tokens.models import AgentToken
 
 
 def ask(token: AgentToken, text: str) -> Question:

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from mcpapi.models import AgentToken
 from questions.models import AlreadyResolved, CancelReason, InvalidAnswer, Question, Status
+from tokens.models import AgentToken
 
 OPTIONS = [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]
 

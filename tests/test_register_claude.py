@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from mcpapi.models import AgentToken
+from tokens.models import AgentToken
 
 ORIGINAL: dict[str, Any] = {
     "numStartups": 12,

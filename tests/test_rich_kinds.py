@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from mcpapi.models import AgentToken
 from questions.models import CancelReason, Kind, Question, Status
 from tests.test_markdown import assert_inert
+from tokens.models import AgentToken
 
 HOSTILE = "<script>alert(1)</script> [x](javascript:alert(2)) <img src=x onerror=alert(3)>"
 

@@ -8,7 +8,7 @@ from django.test import Client
 
 from lifecycle.consumers import SessionConsumer, SessionsOverviewConsumer
 from lifecycle.models import AgentSession
-from mcpapi.models import AgentToken
+from tokens.models import AgentToken
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from mcpapi.models import AgentToken
 from questions.models import CancelReason, Question, Status
+from tokens.models import AgentToken
 
 WHO = f"{getpass.getuser()} (terminal)"
 

@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from lifecycle import timeline
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
-from mcpapi.models import AgentToken
 from questions.models import Question
+from tokens.models import AgentToken
 
 SVG = "{http://www.w3.org/2000/svg}"
 

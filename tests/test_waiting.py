@@ -9,9 +9,9 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from mcpapi.models import AgentToken
 from questions.models import Answer, Question, Status
 from questions.waiting import WaitPolicy, wait_for_resolution
+from tokens.models import AgentToken
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -49,11 +49,11 @@ def tools(sets: Iterable[str]) -> list[ToolEntry]:
     return [entry for name in sets for entry in _entries(TOOLSETS[name])]
 
 
-def builtin_tool_names() -> set[str]:
+def builtin_tool_names() -> frozenset[str]:
     """Names of the tools the fixed sets define: a hook may not take one."""
-    return {
+    return frozenset(
         ToolEntry.of(entry).name for module in TOOLSETS.values() if hasattr(module, "TOOLS") for entry in module.TOOLS
-    }
+    )
 
 
 def instructions(sets: Iterable[str]) -> str:

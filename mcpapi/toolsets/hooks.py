@@ -1,29 +1,20 @@
-"""The hooks set: one tool per hook found under HOOKBRIDGE_PLUGINS_DIR, run in the workspace and recorded."""
+"""The hooks set: one tool per hook found under HOOKBRIDGE_PLUGINS_DIR; hooks.service runs and records it."""
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any
 
-import anyio
-from django.conf import settings
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictBool, StrictStr
 
-from hookbridge_site.db import database_sync_to_async
-from lifecycle.hook_runs import Busy, DirectoryStatus, HookRun, HookRunDirectory, RunStatus
+from hooks import service
+from hooks.config import Hook, discovered
 from mcpapi import calls
 from mcpapi.asking import caller, has_progress_token
-from mcpapi.hooks import runner
-from mcpapi.hooks.config import Hook, discovered
 from mcpapi.toolsets.entries import ToolEntry
-
-logger = logging.getLogger(__name__)
 
 Verbose = Annotated[
     StrictBool, Field(description="Include the output of every directory, not only of those that failed.")
@@ -38,196 +29,27 @@ Directory = Annotated[
 ]
 
 
-def workspace() -> Path:
-    folder = settings.HOOKBRIDGE_WORKSPACE
-    assert folder is not None  # it defaults to the working directory
-    return Path(folder)
-
-
-def _steps_of(run: HookRun) -> list[HookRunDirectory]:
-    return list(run.directories.all())
-
-
-def _relative(folder: Path) -> str:
-    return folder.relative_to(workspace()).as_posix() or "."
-
-
-def _overall(steps: list[HookRunDirectory]) -> RunStatus:
-    statuses = {step.status for step in steps}
-    if not steps:
-        return RunStatus.NOTHING_TO_RUN
-    if DirectoryStatus.FAILED in statuses:
-        return RunStatus.FAILED
-    if DirectoryStatus.TIMED_OUT in statuses:
-        return RunStatus.TIMED_OUT
-    return RunStatus.PASSED
-
-
-def _seconds(value: float | None) -> str:
-    return f"{value:.1f} s" if value is not None else "-"
-
-
-def result_text(hook: Hook, run: HookRun, steps: list[HookRunDirectory], markers: tuple[str, ...]) -> str:
-    """The per-directory summary an agent reads, then the output that matters."""
-    if not steps:
-        where = f"contains {', '.join(markers)}" if markers else "qualifies"
-        return f"Nothing to run: no directory under {run.target!r} {where}. {hook.tool_name} ran nowhere."
-    ran = [s for s in steps if s.status not in (DirectoryStatus.SKIPPED, DirectoryStatus.CANCELLED)]
-    bad = [s for s in ran if s.status in (DirectoryStatus.FAILED, DirectoryStatus.TIMED_OUT)]
-    if run.status == RunStatus.CANCELLED:
-        head = f"✖ {hook.title} ({hook.tool_name}) was cancelled; its processes were stopped."
-    elif bad:
-        head = f"❌ {hook.title} ({hook.tool_name}) failed in {len(bad)} of {len(ran)} directories run"
-        skipped = len(steps) - len(ran)
-        head += f"; failFast left {skipped} more not run." if skipped else "."
-    else:
-        head = f"✅ {hook.title} ({hook.tool_name}) passed in {len(ran)} of {len(ran)} directories."
-    lines = [head, ""]
-    for step in steps:
-        if step.status == DirectoryStatus.TIMED_OUT:
-            detail = f"timed out after {hook.timeout:g} s, processes killed"
-        elif step.exit_code is not None:
-            detail = f"exit {step.exit_code} in {_seconds(step.duration_seconds)}"
-        else:
-            detail = step.get_status_display().lower()
-        lines.append(f"{step.symbol} {step.directory}: {detail}")
-    shown = ran if run.verbose else bad
-    for step in shown:
-        lines += [
-            "",
-            f"--- {step.directory} ({step.get_status_display().lower()}) ---",
-            step.output.rstrip() or "(no output)",
-        ]
-        if step.output_cut:
-            lines.append(
-                f"[output cut: {step.output_cut} of {step.output_bytes} bytes left out; "
-                f"the limit is {settings.HOOKBRIDGE_HOOK_OUTPUT_LIMIT} bytes per directory]"
-            )
-    if not run.verbose and len(shown) < len(ran):
-        lines += ["", "Output of passing directories is left out; call again with verbose=true to see it."]
-    lines += ["", f"Run {run.pk}: {settings.HOOKBRIDGE_PUBLIC_URL}{run.get_absolute_url()}"]
-    return "\n".join(lines)
-
-
-class Progress:
-    """Progress notifications for a caller that asked for them; the value is seconds since the run began.
-
-    MCP wants each notification's value to grow; the folder count goes in the message,
-    since a heartbeat while one folder runs would repeat it.
-    """
-
-    def __init__(self, ctx: Context, enabled: bool) -> None:
-        self.ctx, self.enabled = ctx, enabled
-        self.started = time.monotonic()
-        self.last = -1.0
-
-    async def report(self, message: str) -> None:
-        if not self.enabled:
-            return
-        self.last = max(time.monotonic() - self.started, self.last + 0.001)
-        await self.ctx.report_progress(round(self.last, 3), None, message)
-
-
 async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, directory: str) -> CallToolResult:
     token, caller_name = caller()
-    try:
-        target = runner.resolve_target(workspace(), directory)
-    except runner.Refused as exc:
-        logger.warning("Refused %s for %s: %s", hook.tool_name, caller_name, exc)
-        raise ToolError(str(exc)) from None
-    try:
-        run = await database_sync_to_async(HookRun.start)(
-            tool=hook.tool_name, plugin=hook.plugin, hook=hook.name, title=hook.title, command=hook.command,
-            target=target.relative, max_concurrent=hook.max_concurrent, timeout_seconds=hook.timeout,
-            caller=token, caller_name=caller_name, fail_fast=fail_fast, verbose=verbose,
-        )  # fmt: skip
-    except Busy as exc:
-        raise ToolError(str(exc)) from None
-    logger.info("Hook %s started in %s for %s (run %s)", hook.tool_name, target.relative, caller_name, run.pk)
-    progress = Progress(ctx, has_progress_token(ctx))
-    env = runner.hook_env(hook, workspace())
-    steps: list[HookRunDirectory] = []
-    status = RunStatus.CANCELLED
-    async with calls.cancel_scope_for_call(token.pk if token else None, ctx.request_id):
-        try:
-            folders = await runner.run_directories(hook, target, env)
-            steps = await database_sync_to_async(run.plan)([_relative(folder) for folder in folders])
-            for index, (step, folder) in enumerate(zip(steps, folders, strict=True)):
-                await _run_one(
-                    hook, run, step, folder, env, progress=progress, done=f"{index} of {len(steps)} folders done"
-                )
-                if fail_fast and step.status != DirectoryStatus.PASSED:
-                    break
-            status = _overall([s for s in steps if s.status != DirectoryStatus.WAITING])
-        finally:
-            # Cancelled or not, the run is closed and its slot freed; shielded, or a cancelled scope stops it.
-            with anyio.CancelScope(shield=True):
-                await database_sync_to_async(run.finish)(status)
-                steps = await database_sync_to_async(_steps_of)(run)
-    logger.info("Hook %s in %s: %s (run %s)", hook.tool_name, target.relative, status, run.pk)
-    text = result_text(hook, run, steps, hook.dirs_with)
-    payload: dict[str, Any] = {
-        "runId": str(run.pk),
-        "status": status.value,
-        "directories": [
-            {
-                "directory": s.directory,
-                "status": s.status,
-                "exitCode": s.exit_code,
-                "durationSeconds": s.duration_seconds,
-            }
-            for s in steps
-        ],
-    }
-    failed = status in (RunStatus.FAILED, RunStatus.TIMED_OUT, RunStatus.CANCELLED)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=failed)
 
-
-async def _run_one(
-    hook: Hook,
-    run: HookRun,
-    step: HookRunDirectory,
-    folder: Path,
-    env: dict[str, str],
-    *,
-    progress: Progress,
-    done: str,
-) -> None:
-    await database_sync_to_async(run.directory_started)(step)
-    await progress.report(f"{hook.tool_name}: {done}; running in {step.directory}")
-
-    async def heartbeat(elapsed: float) -> None:
-        await database_sync_to_async(run.beat)()
-        await progress.report(f"{hook.tool_name}: {done}; running in {step.directory} for {int(elapsed)} s")
+    async def progress(value: float, message: str) -> None:
+        await ctx.report_progress(value, None, message)
 
     try:
-        result = await runner.run_command(
-            hook.command,
-            cwd=folder,
-            env=env,
-            timeout=hook.timeout,
-            output_limit=settings.HOOKBRIDGE_HOOK_OUTPUT_LIMIT,
-            heartbeat=heartbeat,
-            heartbeat_interval=settings.HOOKBRIDGE_PROGRESS_INTERVAL,
+        outcome = await service.run_hook(
+            hook,
+            caller=token,
+            caller_name=caller_name,
+            verbose=verbose,
+            fail_fast=fail_fast,
+            directory=directory,
+            progress=progress if has_progress_token(ctx) else None,
+            cancel_scope=lambda: calls.cancel_scope_for_call(token.pk if token else None, ctx.request_id),
         )
-    except OSError as exc:  # the folder vanished, /bin/sh is missing
-        logger.warning("Hook %s could not start in %s: %s", hook.tool_name, step.directory, exc)
-        await database_sync_to_async(run.directory_finished)(
-            step, status=DirectoryStatus.FAILED, output=f"Could not start the command: {exc}", duration_seconds=0.0
-        )
-        return
-    if result.timed_out:
-        status = DirectoryStatus.TIMED_OUT
-    else:
-        status = DirectoryStatus.PASSED if result.ok else DirectoryStatus.FAILED
-    await database_sync_to_async(run.directory_finished)(
-        step,
-        status=status,
-        exit_code=result.exit_code,
-        duration_seconds=result.duration,
-        output=result.output,
-        output_bytes=result.output_bytes,
-        output_cut=result.output_cut,
+    except service.Refused as exc:
+        raise ToolError(str(exc)) from None
+    return CallToolResult(
+        content=[TextContent(type="text", text=outcome.text)], structured_content=outcome.payload, is_error=outcome.failed
     )
 
 

@@ -1,8 +1,9 @@
 """First-run set-up for local use: an admin login and an agent token, printed at every start.
 
 The credentials are kept in var/local-credentials.json (mode 0600) beside the
-SQLite database and the generated secret key, so `make serve` can show them
-again on the next start. If the password was changed or the token revoked
+SQLite database, so `make serve` can show them again on the next start. Without
+a SECRET_KEY in the environment, the key this process runs on is saved in
+var/secret_key, so logins survive a restart. If the password was changed or the token revoked
 since, it says so (and issues a new token) rather than showing stale values.
 """
 
@@ -18,7 +19,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from mcpapi.models import AgentToken
+from hookbridge_site import local_secret
+from hookbridge_site.env import env_str
+from tokens.models import AgentToken
 
 
 class Command(BaseCommand):
@@ -29,6 +32,8 @@ class Command(BaseCommand):
         parser.add_argument("--credentials", default=str(Path(settings.BASE_DIR) / "var" / "local-credentials.json"))
 
     def handle(self, *args: Any, url: str, credentials: str, **options: Any) -> None:
+        if not env_str("SECRET_KEY"):
+            local_secret.save(settings.HOOKBRIDGE_SECRET_KEY_FILE, settings.SECRET_KEY)
         path = Path(credentials)
         saved: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
         User = get_user_model()

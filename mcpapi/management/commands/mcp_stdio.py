@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
-import os
 import signal
 from typing import Any
 
@@ -20,16 +19,15 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import JSONRPCNotification
 
-from hookbridge_site import broadcast
+from hookbridge_site import broadcast, runtime
 from mcpapi import calls, toolsets
-from mcpapi.models import AgentToken, Scope, digest
-from mcpapi.server import build_server
+from mcpapi.server import access_token, build_server
 from questions import sweeper
+from tokens.models import AgentToken, Scope
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +45,9 @@ def note_cancellation(item: object) -> None:
     if request_id is None:
         return
     reason = params.get("reason")
-    calls.stdio_cancel_reasons[str(request_id)] = reason if isinstance(reason, str) else ""
-    while len(calls.stdio_cancel_reasons) > MAX_NOTED_REASONS:
-        calls.stdio_cancel_reasons.pop(next(iter(calls.stdio_cancel_reasons)))
+    runtime.stdio_cancel_reasons[str(request_id)] = reason if isinstance(reason, str) else ""
+    while len(runtime.stdio_cancel_reasons) > MAX_NOTED_REASONS:
+        runtime.stdio_cancel_reasons.pop(next(iter(runtime.stdio_cancel_reasons)))
 
 
 class CancellationTap:
@@ -89,7 +87,7 @@ class Command(BaseCommand):
         parser.add_argument("--toolsets", default=settings.HOOKBRIDGE_DEFAULT_TOOLSETS, help="e.g. maxsim+askme")
         parser.add_argument(
             "--token",
-            default=os.environ.get("HOOKBRIDGE_TOKEN", ""),
+            default=settings.HOOKBRIDGE_TOKEN,
             help="An agent token naming who asks (or HOOKBRIDGE_TOKEN); without one, your OS user asks.",
         )
 
@@ -102,9 +100,8 @@ class Command(BaseCommand):
             agent = AgentToken.authenticate(token)
             if agent is None or agent.scope != Scope.AGENT:
                 raise CommandError("--token is not an active agent token")
-            access = AccessToken(token=digest(token), client_id=str(agent.pk), scopes=[], claims={"name": agent.name})
             # The tools read the caller from the SDK's auth context, as over HTTP.
-            auth_context_var.set(AuthenticatedUser(access))
+            auth_context_var.set(AuthenticatedUser(access_token(agent, token)))
         else:
             calls.local_asker_name.set(f"{getpass.getuser()} (stdio)")
         server = build_server(sets)

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcpapi import claude_config
-from mcpapi.models import AgentToken
+from tokens.models import AgentToken
 
 
 class Command(BaseCommand):

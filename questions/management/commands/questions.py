@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from questions.kinds import InvalidAnswer, reply_from_value
+from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, Question
 
 
@@ -75,7 +75,7 @@ class Command(BaseCommand):
                 except ValueError as exc:
                     raise CommandError(f"--json is not valid JSON: {exc}") from None
             try:
-                reply = reply_from_value(question, value, option=options["option"])
+                reply = question.kind_spec.parse(question, value, options["option"])
                 answer = question.record_answer(reply=reply, source="terminal", by_name=who)
             except (InvalidAnswer, AlreadyResolved) as exc:
                 raise CommandError(str(exc)) from None

@@ -1,0 +1,29 @@
+"""The dashboard's WebSocket: HTML partials for htmx's ws extension, swapped out-of-band."""
+
+from __future__ import annotations
+
+from dashboard import state, watcher
+from hookbridge_site import runtime
+from hookbridge_site.broadcast import DASHBOARD_GROUP
+from hookbridge_site.consumers import LiveConsumer
+from hookbridge_site.db import database_sync_to_async
+
+
+class DashboardConsumer(LiveConsumer):
+    async def group_for(self) -> str:
+        return DASHBOARD_GROUP
+
+    async def connect(self) -> None:
+        await super().connect()
+        if self.group:  # accepted: a refused visitor never joined
+            runtime.open_dashboards += 1
+            # Runs while dashboards are open here; it stops when the last one closes.
+            watcher.ensure_running()
+
+    async def disconnect(self, code: int) -> None:
+        if self.group:
+            runtime.open_dashboards -= 1
+        await super().disconnect(code)
+
+    async def current_state(self) -> list[str]:
+        return await database_sync_to_async(state.live_state)()

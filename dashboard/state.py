@@ -1,0 +1,36 @@
+"""What a dashboard shows: one builder for the page, a reconnecting page, and the watcher's resend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+
+from hookbridge_site import runtime
+from hooks.models import HookRun
+from lifecycle.models import LifecycleEvent
+from questions.models import Question
+
+
+def runs_signature(runs: list[HookRun]) -> tuple[object, ...]:
+    """What the dashboard's list of hook runs shows, to tell whether it changed (dashboard.watcher)."""
+    return tuple((run.pk, run.status, run.heartbeat_at) for run in runs)
+
+
+def context() -> dict[str, Any]:
+    """Everything the dashboard renders, read now; what it read is noted as seen by this process's dashboards."""
+    pending = list(Question.objects.pending())
+    hook_runs = HookRun.recent()
+    runtime.dashboard_pending_seen = {str(question.pk) for question in pending}
+    runtime.dashboard_runs_seen = runs_signature(hook_runs)
+    return {
+        "pending": pending,
+        "pending_count": len(pending),
+        "last_event": LifecycleEvent.latest(),
+        "hook_runs": hook_runs,
+    }
+
+
+def live_state() -> list[str]:
+    """The whole state as out-of-band swaps, for a page that (re)connects or must catch up."""
+    return [render_to_string("dashboard/dashboard.html#live-state", {**context(), "oob": True})]

@@ -1,0 +1,16 @@
+"""The team's dashboard: pending questions, the latest lifecycle event, recent hook runs."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from dashboard import state
+
+
+@require_GET
+@login_required
+def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "dashboard/dashboard.html", state.context())

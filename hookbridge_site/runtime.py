@@ -1,0 +1,66 @@
+"""Everything a server process keeps in memory between requests, in one place.
+
+The database is the truth and the channel layer carries hints between processes;
+what is left is per-process bookkeeping. Each name below says who writes it and
+who reads it. None of it is shared between processes, and all of it may be lost
+on a restart without losing anything a user gave (questions, answers, events).
+Per-request values (the token and connection of the request in hand) are
+ContextVars in mcpapi.calls, not here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections import Counter
+from typing import Any
+
+# --- the event loop the server runs on (hookbridge_site.broadcast) --------------------------
+# Set by the ASGI entry point on the first request: on-commit hooks in worker threads hand
+# their pushes to this loop. None outside a server (a management command, a test).
+server_loop: asyncio.AbstractEventLoop | None = None
+server_thread: int | None = None
+# Pushes started on the loop; held here because the loop keeps only weak references to tasks.
+push_tasks: set[asyncio.Task[None]] = set()
+# broadcast.send_latest's throttle: when each key's last push was built (monotonic seconds),
+# and the keys with a trailing push scheduled.
+latest_lock = threading.Lock()
+latest_sent: dict[str, float] = {}
+latest_due: set[str] = set()
+
+# --- background tasks, one of each per process (questions.sweeper, dashboard.watcher) --------
+background_tasks: dict[str, asyncio.Task[None]] = {}
+
+# --- dashboards open in this process (dashboard.consumers) ----------------------------------
+# serve --open opens a browser only when this is 0; the watcher runs while it is above 0.
+open_dashboards = 0
+# What this process's dashboards were last sent (dashboard.watcher, on a layer no other
+# process shares): the pending question ids, and (id, status, heartbeat) of the listed hook runs.
+dashboard_pending_seen: set[str] = set()
+dashboard_runs_seen: tuple[object, ...] = ()
+
+# --- calls waiting for a person (questions.waiting) -----------------------------------------
+# How many calls wait here: the re-read slice grows with the crowd (questions.waiting.slice_for).
+waiting_now = 0
+# The questions those calls wait on (a question may have several): what a stopping worker
+# marks as left, in one UPDATE, before its calls are cut.
+waiting_on: Counter[uuid.UUID] = Counter()
+# Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
+marked_on_shutdown: set[uuid.UUID] = set()
+
+# --- the MCP server (mcpapi) ----------------------------------------------------------------
+# Set when the server is going down: calls cancelled then leave their questions pending, so
+# the agent re-attaches on another worker or after the restart.
+shutting_down = asyncio.Event()
+# Questions being written by a tool call that has not started waiting yet: a stopping worker
+# waits for the write, so the question it leaves behind is marked as left too. A call takes its
+# write out of here only once it is counted in waiting_on.
+asks_in_flight: set[asyncio.Future[Any]] = set()
+# stdio: the SDK applies a client's notifications/cancelled itself, by cancelling the handler;
+# mcp_stdio notes its reason here first (request id -> reason), so the call can tell an abort
+# from a timeout. One client per stdio process, so the ids are unique.
+stdio_cancel_reasons: dict[str, str] = {}
+# Tool names a hook may not take (the fixed tool sets' own): set once by mcpapi's AppConfig.ready(),
+# read by hooks.config.discovered().
+reserved_tool_names: frozenset[str] = frozenset()

@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from hooks import views
+
+app_name = "hooks"
+
+urlpatterns = [
+    path("hooks/runs/<uuid:run_id>/", views.hook_run, name="run"),
+]

@@ -1,0 +1,12 @@
+"""What lifecycle models announce; sent on commit (hookbridge_site.signals), pushed by lifecycle.live."""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+# A lifecycle event (MAXSIM) was recorded. Arguments: event (the LifecycleEvent).
+event_recorded = Signal()
+# A session's own event (progress channel) was recorded. Arguments: event_id.
+session_event_recorded = Signal()
+# A session was opened, closed, or something on it changed. Arguments: guid.
+session_changed = Signal()

@@ -1,1 +1,0 @@
-"""Command hooks: a team's checks, described per plugin in han-config.json, run as MCP tools."""

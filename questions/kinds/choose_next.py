@@ -1,0 +1,59 @@
+"""Ask-Me's choose-next: option tiles to pick one from, or reject them all, or ask for new ideas; with a message."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, Reply, StructuredKind, comment, optional_text
+
+
+class ChooseNextForm(AnswerForm):
+    """choice: the tile clicked; action: the other buttons; message: the optional message."""
+
+    def add_fields(self) -> None:
+        self.fields["choice"] = optional_text()
+        self.fields["action"] = optional_text()
+        self.fields["message"] = optional_text()
+
+    def value(self) -> tuple[Any, Any]:
+        data = self.cleaned_data
+        if data["choice"]:
+            return {"action": "selected", "optionId": data["choice"], "message": data["message"]}, None
+        return {"action": data["action"] or None, "message": data["message"]}, None
+
+    def field_for(self, problem: str) -> str | None:
+        return {"optionId": "choice", "comment": "message"}.get(problem, super().field_for(problem))
+
+
+class ChooseNext(StructuredKind):
+    name = "choose-next"
+    label = "Choose what comes next"
+    order = 50
+    form_class = ChooseNextForm
+
+    def parse_object(self, question: Asked, value: dict[str, Any]) -> Reply:
+        action = value.get("action")
+        message = comment(value.get("message"))
+        options = {option["id"]: option for option in question.payload["options"]}
+        if action == "selected":
+            chosen = options.get(str(value.get("optionId")))
+            if chosen is None:
+                raise InvalidAnswer("optionId", "Choose one of the offered options.")
+            selected = {"id": chosen["id"], "title": chosen["title"]}
+            data = {"action": "selected", "selectedOption": selected, "message": message}
+            text = f"Chose: {chosen['title']}" + (f" ({message})" if message else "")
+            return Reply(text, data, chosen["id"])
+        if action == "aborted":
+            text = "Rejected all options" + (f" ({message})" if message else "")
+            return Reply(text, {"action": "aborted", "selectedOption": None, "message": message})
+        if action == "new-ideas":
+            text = "Asked for new ideas" + (f" ({message})" if message else "")
+            return Reply(text, {"action": "new-ideas", "selectedOption": None, "message": message})
+        raise InvalidAnswer("action", "action must be 'selected', 'aborted' or 'new-ideas'.")
+
+    def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
+        return f"{reply_text}\n\n{json.dumps(data, ensure_ascii=False)}"
+
+
+KIND = ChooseNext()

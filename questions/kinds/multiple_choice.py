@@ -1,0 +1,81 @@
+"""Ask-Me's ask-multiple-choice: sub-questions with options to tick, each with an optional comment."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, Reply, StructuredKind, comment, optional_text
+
+DONE_INSTRUCTION = "Do not ask additional questions. Proceed with implementation based on the answers provided."
+DRILL_DEEPER_INSTRUCTION = (
+    "Ask follow-up questions to get more detailed information. Use ask-one-question for open-ended "
+    "follow-ups or ask-multiple-choice for more structured options."
+)
+COMPLETION_INSTRUCTIONS = {"done": DONE_INSTRUCTION, "drill-deeper": DRILL_DEEPER_INSTRUCTION}
+
+
+class MultipleChoiceForm(AnswerForm):
+    """q<i>-o<j>: option j of sub-question i ticked; q<i>-o<j>-comment: its comment; which button sent it."""
+
+    def add_fields(self) -> None:
+        for i, sub in enumerate(self.question.payload["questions"]):
+            for j, _option in enumerate(sub["options"]):
+                self.fields[f"q{i}-o{j}"] = optional_text()
+                self.fields[f"q{i}-o{j}-comment"] = optional_text()
+        self.fields["completionStatus"] = optional_text()
+
+    def value(self) -> tuple[Any, Any]:
+        answers = []
+        for i, sub in enumerate(self.question.payload["questions"]):
+            selections = [
+                {"option": option, "comment": self.cleaned_data[f"q{i}-o{j}-comment"]}
+                for j, option in enumerate(sub["options"])
+                if self.cleaned_data[f"q{i}-o{j}"]
+            ]
+            answers.append({"selections": selections})
+        return {"completionStatus": self.cleaned_data["completionStatus"] or None, "answers": answers}, None
+
+
+class MultipleChoice(StructuredKind):
+    name = "multiple-choice"
+    label = "Multiple choice"
+    order = 30
+    form_class = MultipleChoiceForm
+
+    def parse_object(self, question: Asked, value: dict[str, Any]) -> Reply:
+        status = value.get("completionStatus")
+        if status not in COMPLETION_INSTRUCTIONS:
+            raise InvalidAnswer("completionStatus", "completionStatus must be 'done' or 'drill-deeper'.")
+        given = value.get("answers")
+        asked = question.payload["questions"]
+        if not isinstance(given, list) or len(given) != len(asked):
+            raise InvalidAnswer("answers", f"answers must be a list with one entry per question ({len(asked)}).")
+        answers, lines, chosen_total = [], [], 0
+        for index, (sub, entry) in enumerate(zip(asked, given, strict=True)):
+            selections = entry.get("selections") if isinstance(entry, dict) else None
+            if not isinstance(selections, list):
+                raise InvalidAnswer(f"answers[{index}].selections", "selections must be a list.")
+            picked = []
+            for selection in selections:
+                option = selection.get("option") if isinstance(selection, dict) else None
+                if option not in sub["options"]:
+                    raise InvalidAnswer(
+                        f"answers[{index}].selections", f"{option!r} is not an option of question {index + 1}."
+                    )
+                picked.append({"option": option, "comment": comment(selection.get("comment"))})
+            chosen_total += len(picked)
+            answers.append({"question": sub["text"], "selections": picked})
+            shown = "; ".join(f"{p['option']} ({p['comment']})" if p["comment"] else str(p["option"]) for p in picked)
+            lines.append(f"{sub['text']}: {shown or 'no selection'}")
+        if chosen_total == 0:
+            raise InvalidAnswer("answers", "Select at least one option.")
+        lines.append("Done answering." if status == "done" else "Asked for more questions.")
+        data = {"completionStatus": status, "answers": answers, "instruction": COMPLETION_INSTRUCTIONS[status]}
+        return Reply("\n".join(lines), data)
+
+    def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
+        return f"{reply_text}\n\n{data['instruction']}\n\n{json.dumps(data, ensure_ascii=False)}"
+
+
+KIND = MultipleChoice()

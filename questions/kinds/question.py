@@ -1,0 +1,38 @@
+"""MAXSIM's ask_question: a question with optional options, answered by choosing one or in free text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, QuestionKind, Reply, free_text, optional_text
+
+
+class FreeTextForm(AnswerForm):
+    def add_fields(self) -> None:
+        self.fields["option"] = optional_text()
+        self.fields["answer"] = optional_text()
+
+    def value(self) -> tuple[Any, Any]:
+        return self.cleaned_data["answer"], self.cleaned_data["option"]
+
+
+class QuestionWithOptions(QuestionKind):
+    name = "question"
+    label = "Question"
+    order = 10
+    form_class = FreeTextForm
+
+    def parse(self, question: Asked, value: Any, option: Any = None) -> Reply:
+        if option not in (None, ""):
+            if option not in question.option_values():
+                raise InvalidAnswer("option", f"'{option}' is not one of this question's options.")
+            return Reply(option, {"answer": option}, option)
+        answer = free_text(value)
+        if answer in question.option_values():
+            return Reply(answer, {"answer": answer}, answer)
+        if not question.allow_free_text:
+            raise InvalidAnswer("answer", "This question only accepts one of its options.")
+        return Reply(answer, {"answer": answer})
+
+
+KIND = QuestionWithOptions()

@@ -1,9 +1,0 @@
-from __future__ import annotations
-
-from django.urls import path
-
-from questions import consumers
-
-websocket_urlpatterns = [
-    path("ws/dashboard/", consumers.DashboardConsumer.as_asgi()),
-]

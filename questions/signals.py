@@ -1,0 +1,18 @@
+"""What questions announce; sent on commit by questions.models (hookbridge_site.signals).
+
+questions.live wakes the waiting calls and pushes the cards; questions.webhook tells
+a chat channel of new questions; dashboard.watcher notes what dashboards were sent.
+"""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+# A question is pending: newly asked (new=True), or back after an abort (new=False). Arguments: question_id, new.
+question_asked = Signal()
+# A question left pending: answered, dismissed, cancelled, timed out. Arguments: question_id.
+question_resolved = Signal()
+# The agent stopped waiting on a pending question, or came back to it. Arguments: question_id.
+agent_presence_changed = Signal()
+# Many questions changed at once (a worker stopping marked its questions as left). No arguments.
+questions_changed = Signal()

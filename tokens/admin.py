@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from tokens.models import AgentToken
+
+
+@admin.register(AgentToken)
+class AgentTokenAdmin(admin.ModelAdmin):
+    list_display = ["name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "is_active"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter), "created_at"]
+    search_fields = ["name", "prefix"]
+    readonly_fields = ["prefix", "created_at", "last_used_at"]
+    actions = ["revoke"]
+
+    def get_fields(self, request: HttpRequest, obj: AgentToken | None = None) -> list[Any]:
+        if obj is None:
+            return ["name", "scope", "expires_at"]
+        return ["name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"]
+
+    @admin.display(boolean=True, description="Active")
+    def is_active(self, obj: AgentToken) -> bool:
+        return obj.is_active
+
+    def save_model(self, request: HttpRequest, obj: AgentToken, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        raw = obj.set_new_secret()
+        super().save_model(request, obj, form, change)
+        messages.warning(request, f"Token for '{obj.name}' (shown once, copy it now): {raw}")
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[AgentToken]) -> None:
+        for token in queryset:
+            token.revoke()
+        self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)

@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class TokensConfig(AppConfig):
+    name = "tokens"
+    verbose_name = "Agent tokens"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,60 @@
+"""Bearer-token authentication for the JSON API (the /mcp mount uses the SDK's own layer)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from hookbridge_site.jsonapi import json_error
+from tokens.models import AgentToken, Scope
+
+
+class TokenRequest(HttpRequest):
+    agent_token: AgentToken
+
+
+def parse_bearer(header: str) -> str:
+    """The token in an `Authorization: Bearer <token>` header value, or "" for anything else."""
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return ""
+
+
+def bearer_token(request: HttpRequest) -> str:
+    return parse_bearer(request.headers.get("Authorization", ""))
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """Where a request came from: behind a trusted proxy, the first X-Forwarded-For entry."""
+    if settings.HOOKBRIDGE_TRUST_PROXY_HEADERS:
+        forwarded = request.headers.get("X-Forwarded-For", "").split(",")[0].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR") or None
+
+
+def token_required(*scopes: Scope) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A valid bearer token (401 without one) whose scope is one of `scopes` (403 otherwise)."""
+
+    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            token = AgentToken.authenticate(bearer_token(request))
+            if token is None:
+                response = json_error("A valid 'Authorization: Bearer <token>' header is required.", status=401)
+                response["WWW-Authenticate"] = 'Bearer realm="hookbridge"'
+                return response
+            if token.scope not in scopes:
+                allowed = " or ".join(f"'{scope}'" for scope in scopes)
+                message = f"Token '{token.name}' has scope '{token.scope}'; this needs a token with scope {allowed}."
+                return json_error(message, status=403)
+            request.agent_token = token  # type: ignore[attr-defined]
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator

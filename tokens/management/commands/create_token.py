@@ -1,0 +1,39 @@
+"""Create a bearer token; it is shown once, alone on the last line of the output."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+
+from tokens.models import AgentToken, Scope
+
+
+class Command(BaseCommand):
+    help = "Create a bearer token for an agent or integration. The token is printed once and stored hashed."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name", help="Who is asking, e.g. 'claude-code' or 'alice-laptop'. Shown on the dashboard.")
+        parser.add_argument(
+            "--scope",
+            choices=Scope.values,
+            default=Scope.AGENT,
+            help="agent: calls the MCP tools (default); answer: answers questions through the JSON API.",
+        )
+        parser.add_argument("--expires-in-days", type=int, default=None, help="Refuse the token after this many days.")
+
+    def handle(self, *args: Any, name: str, scope: str, expires_in_days: int | None, **options: Any) -> None:
+        if expires_in_days is not None and expires_in_days < 1:
+            raise CommandError("--expires-in-days must be at least 1")
+        expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
+        try:
+            token, raw = AgentToken.issue(name, scope=scope, expires_at=expires_at)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        until = f", expires {expires_at:%Y-%m-%d %H:%M} UTC" if expires_at else ""
+        self.stdout.write(
+            f"Created {scope} token {token.prefix}… for '{token.name}'{until}. It is shown once; store it now."
+        )
+        self.stdout.write(raw)
