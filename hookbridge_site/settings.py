@@ -255,6 +255,10 @@ LOGGING = {
     "loggers": {
         "mcp": {"level": env_str("MCP_LOG_LEVEL", "WARNING").upper()},
         "httpx": {"level": "WARNING"},
-        **{app: {"level": "DEBUG"} for app in ("mcpapi", "questions", "lifecycle", "hooks", "dashboard") if HOOKBRIDGE_DEBUG},
+        **{
+            app: {"level": "DEBUG"}
+            for app in ("mcpapi", "questions", "lifecycle", "hooks", "dashboard")
+            if HOOKBRIDGE_DEBUG
+        },
     },
 }

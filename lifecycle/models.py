@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from hookbridge_site.signals import send_on_commit
+from lifecycle import signals
 from tokens.models import AgentToken
 
 

@@ -61,7 +61,6 @@ def call_group(token_id: int | str, request_id: str) -> str:
     return f"mcpcall.{key}"
 
 
-
 logger = logging.getLogger(__name__)
 
 

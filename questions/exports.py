@@ -56,5 +56,7 @@ def as_csv(questions: Iterable[Question]) -> str:
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
     writer.writeheader()
     for exported in rows(questions):
-        writer.writerow({**exported, "answerData": json.dumps(exported["answerData"]) if exported["answerData"] else ""})
+        writer.writerow(
+            {**exported, "answerData": json.dumps(exported["answerData"]) if exported["answerData"] else ""}
+        )
     return buffer.getvalue()

@@ -49,7 +49,9 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
     except service.Refused as exc:
         raise ToolError(str(exc)) from None
     return CallToolResult(
-        content=[TextContent(type="text", text=outcome.text)], structured_content=outcome.payload, is_error=outcome.failed
+        content=[TextContent(type="text", text=outcome.text)],
+        structured_content=outcome.payload,
+        is_error=outcome.failed,
     )
 
 

@@ -61,7 +61,9 @@ def free_text(value: Any, field_name: str = "answer") -> str:
     if not value:
         raise InvalidAnswer(field_name, "The answer is empty.")
     if len(value) > settings.HOOKBRIDGE_MAX_ANSWER_LENGTH:
-        raise InvalidAnswer(field_name, f"The answer is longer than {settings.HOOKBRIDGE_MAX_ANSWER_LENGTH} characters.")
+        raise InvalidAnswer(
+            field_name, f"The answer is longer than {settings.HOOKBRIDGE_MAX_ANSWER_LENGTH} characters."
+        )
     return value
 
 
