@@ -52,6 +52,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
+	$(VENV)/bin/lint-imports
 
 test: $(VENV)/.installed-dev system-deps ts-deps lint
 	$(VENV)/bin/pytest

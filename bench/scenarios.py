@@ -50,7 +50,8 @@ async def answerer(server: LiveServer, pace: float = 0.0) -> AsyncIterator[dict[
             stdout=subprocess.PIPE,
             text=True,
         )
-        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout is not None
+        assert process.stdin is not None
         ready = await asyncio.to_thread(process.stdout.readline)
         if ready.strip() != "ready":
             process.kill()

@@ -26,4 +26,5 @@ class DashboardConsumer(LiveConsumer):
         await super().disconnect(code)
 
     async def current_state(self) -> list[str]:
-        return await database_sync_to_async(state.live_state)()
+        html: list[str] = await database_sync_to_async(state.live_state)()
+        return html

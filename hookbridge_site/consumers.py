@@ -8,7 +8,7 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 
-class LiveConsumer(AsyncWebsocketConsumer):
+class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no type hints
     """Logged-in users only; subclasses name the group and the state sent on (re)connect."""
 
     group: str = ""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import SyncToAsync
-from django.db import close_old_connections, connections
+from django.db import connections
 
 
 def _keep_sqlite_connections() -> None:
@@ -26,15 +26,13 @@ def _keep_sqlite_connections() -> None:
             connection.close()
 
 
-class DatabaseSyncToAsync(SyncToAsync):
+class DatabaseSyncToAsync(SyncToAsync[..., Any]):
     def thread_handler(self, loop: Any, *args: Any, **kwargs: Any) -> Any:
         _keep_sqlite_connections()
         try:
-            return super().thread_handler(loop, *args, **kwargs)
+            return super().thread_handler(loop, *args, **kwargs)  # type: ignore[no-untyped-call]
         finally:
             _keep_sqlite_connections()
 
 
 database_sync_to_async = DatabaseSyncToAsync
-
-__all__ = ["close_old_connections", "database_sync_to_async"]

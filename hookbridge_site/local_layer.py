@@ -113,7 +113,8 @@ class _Bus:
             self._address = None
 
     def _read(self) -> None:
-        assert self._receiver is not None and self._loop is not None
+        assert self._receiver is not None
+        assert self._loop is not None
         while True:
             try:
                 datagram = self._receiver.recv(MAX_DATAGRAM + 1024)
@@ -158,7 +159,7 @@ class _Bus:
                 logger.log(level, "Could not forward a %s message to %s: %s", message.get("type"), path, exc)
 
 
-class LocalChannelLayer(InMemoryChannelLayer):
+class LocalChannelLayer(InMemoryChannelLayer):  # type: ignore[misc]  # channels ships no type hints
     """InMemoryChannelLayer whose group messages also reach the other local processes on the same database."""
 
     def __init__(self, *, bus_folder: str | None = None, **kwargs: Any) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from hookbridge_site import channel_layers, local_secret
@@ -26,6 +27,9 @@ from hookbridge_site.env import (
     env_url,
     required_seconds,
 )
+
+# Lets Django's generic classes be subscripted at run time (admin.ModelAdmin[Question]), as strict mypy wants.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,7 @@ from hookbridge_site.formatting import duration
 from hooks.models import HookRun, HookRunDirectory
 
 
-class HookRunDirectoryInline(admin.StackedInline):
+class HookRunDirectoryInline(admin.StackedInline[HookRunDirectory, HookRun]):
     model = HookRunDirectory
     extra = 0
     can_delete = False
@@ -21,7 +21,7 @@ class HookRunDirectoryInline(admin.StackedInline):
 
 
 @admin.register(HookRun)
-class HookRunAdmin(admin.ModelAdmin):
+class HookRunAdmin(admin.ModelAdmin[HookRun]):
     """Runs are a record of what agents ran: readable, never edited."""
 
     list_display = ["tool", "target", "status", "caller_name", "started_at", "duration_display", "failed_dirs"]

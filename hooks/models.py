@@ -132,11 +132,11 @@ class HookRun(models.Model):
         verbose: bool,
     ) -> HookRun:
         """Claim a free slot for (tool, target) and record the run; raises Busy when none is free."""
-        fields: dict[str, Any] = dict(
-            tool=tool, plugin=plugin, hook=hook, title=title, command=command, target=target,
-            timeout_seconds=timeout_seconds, caller=caller, caller_name=caller_name, fail_fast=fail_fast,
-            verbose=verbose,
-        )  # fmt: skip
+        fields: dict[str, Any] = {
+            "tool": tool, "plugin": plugin, "hook": hook, "title": title, "command": command, "target": target,
+            "timeout_seconds": timeout_seconds, "caller": caller, "caller_name": caller_name, "fail_fast": fail_fast,
+            "verbose": verbose,
+        }  # fmt: skip
         holder = None
         for slot in range(max_concurrent):
             for _attempt in range(2):  # a second go once a stale holder is cleared

@@ -7,7 +7,7 @@ from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 
 
 @admin.register(LifecycleEvent)
-class LifecycleEventAdmin(admin.ModelAdmin):
+class LifecycleEventAdmin(admin.ModelAdmin[LifecycleEvent]):
     list_display = [
         "event_type",
         "phase_number",
@@ -28,7 +28,7 @@ class LifecycleEventAdmin(admin.ModelAdmin):
         return False
 
 
-class SessionEventInline(admin.TabularInline):
+class SessionEventInline(admin.TabularInline[SessionEvent, AgentSession]):
     model = SessionEvent
     extra = 0
     can_delete = False
@@ -39,7 +39,7 @@ class SessionEventInline(admin.TabularInline):
 
 
 @admin.register(AgentSession)
-class AgentSessionAdmin(admin.ModelAdmin):
+class AgentSessionAdmin(admin.ModelAdmin[AgentSession]):
     list_display = ["__str__", "project", "owner_name", "progress", "phase", "success", "created_at", "closed_at"]
     list_filter = ["project", "owner_name", "phase", "success", "created_at"]
     search_fields = ["name", "project", "owner_name", "status_message", "response"]

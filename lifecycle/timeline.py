@@ -15,6 +15,7 @@ from xml.sax.saxutils import escape, quoteattr
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
+from hookbridge_site.formatting import duration
 from lifecycle.models import AgentSession, EventType, SessionEventType
 
 WIDTH, LEFT, RIGHT = 900, 96, 40
@@ -29,17 +30,6 @@ class Span:
     start: datetime
     end: datetime
     done: bool
-
-
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"
 
 
 def _spans(session: AgentSession, end: datetime) -> list[Span]:
@@ -103,7 +93,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
 
     parts: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 {WIDTH} {height:.0f}" '
-        f'role="img" aria-label="Timeline of the run, {escape(_duration(span_seconds))} long">'
+        f'role="img" aria-label="Timeline of the run, {escape(duration(span_seconds))} long">'
     ]
     for key, title in lanes:
         parts.append(f'<text class="lane" x="{LEFT - 8}" y="{top[key] + 15:.1f}" text-anchor="end">{title}</text>')
@@ -112,7 +102,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
         x0, x1 = x(span.start), x(span.end)
         width = max(x1 - x0, 2.0)
         state = "completed" if span.done else "open"
-        lasted = _duration((span.end - span.start).total_seconds())
+        lasted = duration((span.end - span.start).total_seconds())
         tip = f"{span.label}: {lasted}" + ("" if span.done else ", not completed")
         parts.append(
             f'<g class="{span.kind} {state}" data-label={quoteattr(span.label)}>'
@@ -143,7 +133,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
         waited = (until - question.created_at).total_seconds()
         x0 = x(question.created_at)
         width = max(x(until) - x0, 3.0)
-        tip = f"Waited {_duration(waited)} for a person: {question.text[:80]} ({question.get_status_display().lower()})"
+        tip = f"Waited {duration(waited)} for a person: {question.text[:80]} ({question.get_status_display().lower()})"
         parts.append(
             f'<rect class="question {question.status}" data-wait-seconds="{waited:.0f}" x="{x0:.1f}" '
             f'y="{top["question"]:.1f}" width="{width:.1f}" height="{LANE - 4}" rx="3">'
@@ -164,7 +154,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
     tick = 0
     while tick <= span_seconds:
         tx = x(start + timedelta(seconds=tick))
-        label = "start" if tick == 0 else f"+{_duration(tick)}"
+        label = "start" if tick == 0 else f"+{duration(tick)}"
         parts.append(
             f'<line class="tick" x1="{tx:.1f}" x2="{tx:.1f}" y1="{axis_y:.1f}" y2="{axis_y + 5:.1f}"/>'
             f'<text class="tick-label" x="{tx:.1f}" y="{axis_y + 18:.1f}" text-anchor="middle">{label}</text>'

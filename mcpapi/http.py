@@ -68,7 +68,8 @@ class MCPMount:
         return self._app
 
     async def _run(self) -> None:
-        assert self._ready is not None and self._stop is not None
+        assert self._ready is not None
+        assert self._stop is not None
         try:
             async with self._session_manager.run():
                 self._ready.set()

@@ -13,6 +13,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
@@ -59,7 +60,7 @@ def build_server(sets: Iterable[str]) -> MCPServer:
         instructions=toolsets.instructions(sets),
         version="0.1.0",
         token_verifier=TokenVerifier(),
-        auth=AuthSettings(issuer_url=settings.HOOKBRIDGE_PUBLIC_URL, resource_server_url=None),
+        auth=AuthSettings(issuer_url=AnyHttpUrl(settings.HOOKBRIDGE_PUBLIC_URL), resource_server_url=None),
         log_level="WARNING",
         middleware=[log_requests],
     )

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
+from hookbridge_site.formatting import duration
 from questions import exports
 from questions.models import Answer, Question
 
@@ -30,7 +31,7 @@ class StructuredAnswer:
         return pretty_json(obj.data)
 
 
-class AnswerInline(StructuredAnswer, admin.StackedInline):
+class AnswerInline(StructuredAnswer, admin.StackedInline[Answer, Question]):
     model = Answer
     extra = 0
     can_delete = False
@@ -41,7 +42,7 @@ class AnswerInline(StructuredAnswer, admin.StackedInline):
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(admin.ModelAdmin[Question]):
     list_display = ["__str__", "kind", "asker_name", "status", "answered_by", "time_to_answer", "created_at"]
     list_filter = ["status", "kind", "asker_name", "answer__answered_by", "session__project", "session", "created_at"]
     actions = ["export_csv", "export_json"]
@@ -54,10 +55,7 @@ class QuestionAdmin(admin.ModelAdmin):
     @admin.display(description="Time to answer")
     def time_to_answer(self, obj: Question) -> str:
         waited = obj.time_to_answer
-        if waited is None:
-            return "—"
-        minutes, seconds = divmod(int(waited.total_seconds()), 60)
-        return f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
+        return "—" if waited is None else duration(waited.total_seconds())
 
     @admin.action(description="Export selected questions with their answers as CSV")
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Question]) -> HttpResponse:
@@ -86,7 +84,7 @@ class QuestionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Answer)
-class AnswerAdmin(StructuredAnswer, admin.ModelAdmin):
+class AnswerAdmin(StructuredAnswer, admin.ModelAdmin[Answer]):
     list_display = ["question", "text", "answered_by", "source", "remote_addr", "created_at"]
     list_filter = ["source", "answered_by", "created_at"]
     search_fields = ["text", "question__text", "answered_by"]

@@ -54,7 +54,8 @@ def test_it_rejects_an_empty_answer_and_keeps_the_card(logged_in: Client, questi
 
 def test_it_needs_a_login(client: Client, question: Question) -> None:
     response = client.post(url(question), {"option": "yes"})
-    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
     assert Question.objects.get(pk=question.pk).status == Status.PENDING
 
 

@@ -33,7 +33,8 @@ async def test_a_call_cut_while_its_question_is_written_marks_it_as_left(monkeyp
     with pytest.raises(asyncio.CancelledError):
         await call
     stored = await database_sync_to_async(Question.objects.get)(text="Cut?")
-    assert stored.status == Status.PENDING and stored.agent_left
+    assert stored.status == Status.PENDING
+    assert stored.agent_left
     assert stored.agent_left_reason == "the connection to the agent closed"
     assert not runtime.asks_in_flight, "nothing is left for a stopping worker to wait for"
 

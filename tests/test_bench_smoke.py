@@ -29,22 +29,28 @@ def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Pa
     figures = result["modes"]["embedded"]
     assert [row["agents"] for row in figures["latency"]] == [1, 5]
     for row in figures["latency"]:
-        assert row["lost"] == 0 and row["answer_form_failures"] == 0
+        assert row["lost"] == 0
+        assert row["answer_form_failures"] == 0
         assert row["latency"]["n"] == row["questions"] == 20
         assert 0 < row["floor"]["p50_ms"] < row["latency"]["p99_ms"]  # waiting for a person costs more than a bare call
     assert figures["held"]["held_calls"] >= 50
     assert figures["held"]["kib_per_held_call"] > 0
     life = figures["lifecycle"]
-    assert life["events"] > 0 and life["events_never_current"] == 0
-    assert 0 < life["pushes_to_dashboard"] <= life["events"] and life["delay_until_current"]["n"] == life["events"]
+    assert life["events"] > 0
+    assert life["events_never_current"] == 0
+    assert 0 < life["pushes_to_dashboard"] <= life["events"]
+    assert life["delay_until_current"]["n"] == life["events"]
     assert figures["fanout"]["until_last_dashboard"]["n"] == 3
     over_stdio = figures["stdio"]
-    assert over_stdio["questions"] == over_stdio["latency"]["n"] == 10 and over_stdio["lost"] == 0
+    assert over_stdio["questions"] == over_stdio["latency"]["n"] == 10
+    assert over_stdio["lost"] == 0
     assert over_stdio["found_by_rereading"] == 0, "every stdio answer must arrive as a wake-up"
     assert over_stdio["on_the_dashboard"]["n"] == 10
     markdown = (tmp_path / "smoke.md").read_text()
-    assert "## Answer latency" in markdown and "| embedded | 5 | 20 | 20 |" in markdown
-    assert figures["throughput"]["questions"] == 20 and figures["throughput"]["questions_per_second"] > 0
+    assert "## Answer latency" in markdown
+    assert "| embedded | 5 | 20 | 20 |" in markdown
+    assert figures["throughput"]["questions"] == 20
+    assert figures["throughput"]["questions_per_second"] > 0
     assert (tmp_path / "smoke-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -56,7 +62,8 @@ def test_the_soak_counts_no_lost_answer_across_a_redis_restart(tmp_path: Path) -
     result = json.loads((tmp_path / "soak.json").read_text())
     assert done.returncode == 0, done.stdout + done.stderr
     assert result["questions_asked"] > 0
-    assert result["answers_lost"] == 0 and result["wrong_answers"] == 0
+    assert result["answers_lost"] == 0
+    assert result["wrong_answers"] == 0
     # Agents hang up at random: one that hangs up on an answer already sent re-asks a new question.
     assert result["duplicates_created"] == result["duplicates_after_agent_dropped_a_delivered_answer"]
     assert result["answers_delivered"] == result["questions_asked"]

@@ -124,7 +124,8 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
         await card.get_by_label("Safari", exact=True).check()
         await card.get_by_role("button", name="Submit — I'm done answering").click()
         mc_result = (await asyncio.wait_for(mc, 15)).structured_content
-        assert mc_result is not None and mc_result["completionStatus"] == "done"
+        assert mc_result is not None
+        assert mc_result["completionStatus"] == "done"
         assert mc_result["answers"][0]["selections"] == [
             {"option": "Chrome", "comment": "most users"},
             {"option": "Safari", "comment": None},
@@ -217,7 +218,8 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
         await page.screenshot(path=str(ARTIFACTS / "dashboard-help-narrow.png"), full_page=True)
         await card.get_by_role("button", name="Dismiss — let the agent proceed on its own").click()
         help_result = (await asyncio.wait_for(help_call, 15)).structured_content
-        assert help_result is not None and help_result["status"] == "dismissed"
+        assert help_result is not None
+        assert help_result["status"] == "dismissed"
         await expect(card).to_have_count(0)
 
 
@@ -323,8 +325,11 @@ async def test_an_agent_that_stops_waiting_is_marked_on_its_card_and_the_typed_a
 
     box, viewport = await notice.bounding_box(), page.viewport_size
     field = await card.get_by_label("Your answer").bounding_box()
-    assert box is not None and field is not None and viewport is not None
-    assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], box
+    assert box is not None
+    assert field is not None
+    assert viewport is not None
+    assert box["x"] >= 0, box
+    assert box["x"] + box["width"] <= viewport["width"], box
     assert box["y"] + box["height"] <= field["y"], "the notice sits above the answer box, not over it"
     ARTIFACTS.mkdir(exist_ok=True)
     await card.scroll_into_view_if_needed()

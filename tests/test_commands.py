@@ -18,7 +18,8 @@ def run(*args: str) -> str:
 
 def test_create_token_prints_the_token_alone_on_the_last_line_and_stores_only_a_digest(db: None) -> None:
     raw = run("create_token", "claude-code").strip().splitlines()[-1]
-    assert raw.startswith("hb_") and " " not in raw
+    assert raw.startswith("hb_")
+    assert " " not in raw
     token = AgentToken.objects.get()
     assert token.name == "claude-code"
     assert raw not in (token.token_hash, token.prefix)
@@ -48,8 +49,10 @@ def test_bootstrap_local_prints_a_login_a_token_and_the_claude_command(db: None,
     assert f'claude mcp add --transport http hookbridge {url} --header "Authorization: Bearer {token}"' in first
 
     second = run("bootstrap_local", "--url", "http://127.0.0.1:8123", "--credentials", credentials)
-    assert f"Bearer {token}" in second and password in second
-    assert AgentToken.objects.count() == 1 and User.objects.count() == 1
+    assert f"Bearer {token}" in second
+    assert password in second
+    assert AgentToken.objects.count() == 1
+    assert User.objects.count() == 1
 
     AgentToken.objects.get().revoke()
     third = run("bootstrap_local", "--url", "http://127.0.0.1:8123", "--credentials", credentials)
@@ -69,6 +72,8 @@ def test_a_token_records_its_last_use_at_most_once_a_minute(db: None) -> None:
 def test_create_token_takes_a_scope_and_an_expiry(db: None) -> None:
     raw = run("create_token", "bot", "--scope", "answer", "--expires-in-days", "30").strip().splitlines()[-1]
     token = AgentToken.authenticate(raw)
-    assert token is not None and token.scope == "answer" and token.expires_at is not None
+    assert token is not None
+    assert token.scope == "answer"
+    assert token.expires_at is not None
     with pytest.raises(CommandError):
         run("create_token", "bot", "--expires-in-days", "0")

@@ -40,7 +40,8 @@ def test_it_says_an_aborted_question_comes_back_if_asked_again(
     question = ask(agent, "Aborted?")
     question.abort("aborted at the agent: AbortError: This operation was aborted")
     html = page(logged_in, question)
-    assert "aborted at the agent" in html and "within 30 minutes, it comes back here" in html
+    assert "aborted at the agent" in html
+    assert "within 30 minutes, it comes back here" in html
     assert "Send answer" not in html
 
 

@@ -181,8 +181,10 @@ async def test_an_agent_token_cannot_answer_and_an_answering_token_cannot_call_t
         )
         tools = await http.post("/mcp", json=INITIALIZE, headers={**live_server_proc.auth("answer-bot"), **MCP_HEADERS})
         listed = await http.get("/api/questions", headers=live_server_proc.auth("answer-bot"))
-    assert answered.status_code == 403 and "scope 'answer'" in answered.json()["error"]
-    assert tools.status_code == 403 and "scope 'agent'" in tools.json()["error"]["message"]
+    assert answered.status_code == 403
+    assert "scope 'answer'" in answered.json()["error"]
+    assert tools.status_code == 403
+    assert "scope 'agent'" in tools.json()["error"]["message"]
     assert listed.status_code == 200
 
 
@@ -211,7 +213,8 @@ async def test_a_token_asking_too_fast_gets_a_clear_error(rate_limited_server: L
             assert not held.is_error  # returned "still pending" after the short hold
         refused = await client.call_tool("ask_question", {"question": "One too many?"})
         again = await client.call_tool("ask_question", {"question": "Allowed 0?"})  # re-attaching still works
-    assert refused.is_error and "rate limit: at most 2 new questions a minute" in text_of(refused)
+    assert refused.is_error
+    assert "rate limit: at most 2 new questions a minute" in text_of(refused)
     assert not again.is_error
     assert "One too many?" not in [q["question"] for q in await rate_limited_server.questions()]
 
@@ -222,6 +225,7 @@ async def test_an_over_long_answer_is_refused_and_changes_nothing(live_server_pr
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
         question = await live_server_proc.wait_for_question(text)
         too_long = await live_server_proc.answer_via_api(question["id"], "x" * 20_001)
-        assert too_long.status_code == 400 and too_long.json()["field"] == "answer"
+        assert too_long.status_code == 400
+        assert too_long.json()["field"] == "answer"
         assert (await live_server_proc.answer_via_api(question["id"], "short")).status_code == 200
         assert (await asyncio.wait_for(call, 10)).structured_content == {"answer": "short"}

@@ -47,7 +47,9 @@ async def test_two_typescript_clients_on_one_token_abort_only_their_own_call(liv
         await receive_until(dashboard, 'id="question-list"')
         first = await ts.connect("one", f"{server.url}/mcp", token)
         second = await ts.connect("two", f"{server.url}/mcp", token)
-        assert first["sessionId"] and second["sessionId"] and first["sessionId"] != second["sessionId"]
+        assert first["sessionId"]
+        assert second["sessionId"]
+        assert first["sessionId"] != second["sessionId"]
 
         await ts.call("one", "esc", "ask_question", {"question": "Window one: rename the module?"})
         await ts.call("two", "keep", "ask_question", {"question": "Window two: ship on Friday?"})
@@ -108,7 +110,8 @@ async def test_a_session_id_from_another_token_is_refused(live_server_proc: Live
             f"{server.url}/mcp", json=ping, headers={**server.auth("agent-a"), "Mcp-Session-Id": "abc.def"}
         )
     assert own.status_code == 200
-    assert other.status_code == 404 and "initialize again" in other.json()["error"]["message"]
+    assert other.status_code == 404
+    assert "initialize again" in other.json()["error"]["message"]
     assert forged.status_code == 404
 
 
@@ -132,7 +135,8 @@ async def test_a_client_that_resets_its_timeout_on_progress_survives_a_long_wait
     assert first["message"].startswith("Waiting for a person: the question is on the dashboard at ")
     assert question["id"] in first["message"]
     progress = [e["progress"] for e in ts.all(event="progress", call="long")]
-    assert len(progress) >= 10 and progress == sorted(progress), progress
+    assert len(progress) >= 10, progress
+    assert progress == sorted(progress), progress
 
 
 async def test_the_sse_response_starts_before_any_progress(keepalive_server: LiveServer) -> None:
@@ -234,9 +238,11 @@ async def test_a_dropped_connection_leaves_the_question_for_the_re_ask(
                 "method": "tools/call",
                 "params": {"name": "ask_question", "arguments": {"question": text}},
             }
-            async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
-                async with http.stream("POST", f"{server.url}/mcp", json=body):
-                    question = await server.wait_for_question(text)
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=10) as http,
+                http.stream("POST", f"{server.url}/mcp", json=body),
+            ):
+                question = await server.wait_for_question(text)
             await receive_until(dashboard, marked_left(question["id"]))
 
     left = await server.wait_for_question(text)
@@ -277,7 +283,8 @@ async def test_an_abort_leaves_every_dashboard_within_a_second_and_a_re_ask_brin
         back = await receive_until(first, f'id="question-{question["id"]}"')
         assert "beforeend:#question-list" in back
         revived = await server.wait_for_question(text)
-        assert revived["id"] == question["id"] and revived["agentWaiting"] is True
+        assert revived["id"] == question["id"]
+        assert revived["agentWaiting"] is True
         assert (await server.answer_via_api(question["id"], "now then")).status_code == 200
         result = await ts.outcome("again")
     assert result["result"]["structuredContent"] == {"answer": "now then"}

@@ -109,7 +109,8 @@ async def test_tools_list_shows_each_hook_with_its_description_annotations_and_s
     }
     typecheck = tools["jutsu_typescript_typecheck"]
     assert typecheck.title == "Check Types"
-    assert typecheck.annotations is not None and typecheck.annotations.read_only_hint is True
+    assert typecheck.annotations is not None
+    assert typecheck.annotations.read_only_hint is True
     assert typecheck.description == (
         "Runs the typecheck hook of the jutsu-typescript plugin.\n"
         "Runs in the workspace folder, or in the directory you give.\n"
@@ -166,7 +167,9 @@ async def test_without_fail_fast_every_directory_runs(hooks_server: LiveServer, 
     assert world.ran() == ["packages/a", "packages/b", "packages/c"]
     assert "failed in 1 of 3 directories run" in text
     assert "✅ packages/c: exit 0" in text
-    assert "lint in a" in text and "lint in c" in text and "lint error in b" in text
+    assert "lint in a" in text
+    assert "lint in c" in text
+    assert "lint error in b" in text
 
 
 async def test_a_passing_run_is_not_an_error(hooks_server: LiveServer, world: HookWorld) -> None:
@@ -233,7 +236,8 @@ async def test_shell_metacharacters_in_directory_are_never_executed(
         assert is_error
         assert "is not a folder in the workspace" in text
         assert world.ran() == []
-    assert not list(world.base.rglob("pwned")) and not (ROOT / "pwned").exists()
+    assert not list(world.base.rglob("pwned"))
+    assert not (ROOT / "pwned").exists()
 
 
 # --- time-outs, cancellation, concurrency ------------------------------------------------------------
@@ -261,11 +265,11 @@ async def test_a_caller_with_a_progress_token_hears_from_a_long_run(hooks_server
     assert result.is_error  # it times out after 1.5 s; the interval is 0.5 s on this server
     assert len(seen) >= 3, seen
     values = [value for value, _ in seen]
-    assert values == sorted(values) and len(set(values)) == len(values), "progress must increase"
+    assert values == sorted(values), "progress must increase"
+    assert len(set(values)) == len(values), "progress must increase"
     assert seen[0][1] == "do_shell_sleepy: 0 of 1 folders done; running in ."
-    assert seen[-1][1] is not None and re.fullmatch(
-        r"do_shell_sleepy: 0 of 1 folders done; running in \. for 1 s", seen[-1][1]
-    )
+    assert seen[-1][1] is not None
+    assert re.fullmatch(r"do_shell_sleepy: 0 of 1 folders done; running in \. for 1 s", seen[-1][1])
 
 
 async def test_a_client_that_disconnects_gets_its_hook_killed(hooks_server: LiveServer, world: HookWorld) -> None:
@@ -330,7 +334,8 @@ async def test_a_second_run_in_the_same_folder_is_refused_while_the_first_runs(
         is_error, text, _ = await call(hooks_server, "do_shell_slow")
         assert is_error
         assert "do_shell_slow is already running in '.'" in text
-        assert "started" in text and "agent-a" in text
+        assert "started" in text
+        assert "agent-a" in text
         # Another folder is another slot.
         other_error, _, _ = await call(hooks_server, "do_shell_whereami", directory="packages")
         assert not other_error
@@ -349,7 +354,8 @@ async def test_a_dashboard_sees_the_run_start_and_finish(hooks_server: LiveServe
         call_task = asyncio.create_task(call(hooks_server, "jutsu_typescript_lint", directory="packages/b"))
         started = await receive_until(socket, 'hx-swap-oob="afterbegin:#hook-runs"')
         run_id = re.search(r'id="hook-run-([0-9a-f-]+)"', started)
-        assert run_id and 'data-status="running"' in started
+        assert run_id
+        assert 'data-status="running"' in started
         finished = await receive_until(socket, 'data-status="failed"')
         assert f'id="hook-run-{run_id.group(1)}"' in finished
         _, _, data = await call_task
@@ -388,7 +394,8 @@ async def test_a_hook_run_over_stdio_shows_on_the_web_dashboard(hooks_server: Li
         assert not result.is_error
         assert world.ran() == ["packages"]
         pushed = await receive_until(dashboard, 'data-status="passed"', timeout=10)
-    assert "Whereami Shell" in pushed and "agent-b" in pushed
+    assert "Whereami Shell" in pushed
+    assert "agent-b" in pushed
 
 
 @pytest.mark.browser

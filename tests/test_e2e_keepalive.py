@@ -30,7 +30,8 @@ async def test_it_sends_progress_notifications_while_waiting(live_server_proc: L
     assert result.structured_content == {"answer": "alive"}
     assert len(seen) >= 3, seen
     values = [value for value, _ in seen]
-    assert values == sorted(values) and len(set(values)) == len(values), "progress must increase"
+    assert values == sorted(values), "progress must increase"
+    assert len(set(values)) == len(values), "progress must increase"
     assert seen[0] == (0.0, f"Waiting for a person: the question is on the dashboard at {where}")
     assert all(message and message.startswith("Waiting for a person") and where in message for _, message in seen)
 
@@ -43,9 +44,11 @@ async def test_without_a_progress_token_it_returns_still_pending_and_wait_for_an
     async with short_hold_server.mcp(mode) as client:
         held = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 10)
         pending = held.structured_content
-        assert pending is not None and pending["status"] == "pending"
+        assert pending is not None
+        assert pending["status"] == "pending"
         assert not held.is_error
-        assert "wait_for_answer" in pending["message"] and pending["questionId"] in pending["message"]
+        assert "wait_for_answer" in pending["message"]
+        assert pending["questionId"] in pending["message"]
 
         question = await short_hold_server.wait_for_question(text)
         assert question["id"] == pending["questionId"]
@@ -79,7 +82,8 @@ async def test_an_unanswered_question_times_out_and_leaves_every_dashboard(
         removed = await receive_until(dashboard, 'hx-swap-oob="delete"')
         assert "timed out" in removed
     assert result.is_error
-    assert result.structured_content is not None and result.structured_content["status"] == "timed_out"
+    assert result.structured_content is not None
+    assert result.structured_content["status"] == "timed_out"
     assert "No answer came in time" in result.structured_content["message"]
     stored = await timeout_server.wait_for_question(text, status="timed_out")
     late = await timeout_server.answer_via_api(stored["id"], "too late")

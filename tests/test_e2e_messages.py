@@ -64,7 +64,8 @@ async def test_a_still_pending_result_names_only_the_endpoints_own_tools(
         listed = {t.name for t in (await client.list_tools()).tools}
         held = await asyncio.wait_for(client.call_tool(tool, ASKING[path][tool]), 10)
     pending = held.structured_content
-    assert pending is not None and pending["status"] == "pending", held
+    assert pending is not None, held
+    assert pending["status"] == "pending", held
     named = named_tools(pending["message"])
     assert named <= listed, (path, pending["message"])
     assert tool in named, "it says which call keeps waiting"

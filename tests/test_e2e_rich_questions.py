@@ -138,7 +138,8 @@ async def test_challenge_hypothesis_refuses_an_unrated_hypothesis(live_server_pr
         call = asyncio.create_task(client.call_tool("challenge-hypothesis", arguments))
         question = await live_server_proc.wait_for_question("Rate them all?")
         refused = await live_server_proc.answer_on_dashboard(question["id"], {"h0": "4"})
-        assert refused.status_code == 422 and "Rate hypothesis 2" in refused.text
+        assert refused.status_code == 422
+        assert "Rate hypothesis 2" in refused.text
         accepted = await live_server_proc.answer_on_dashboard(question["id"], {"h0": "4", "h1": "5"})
         assert accepted.status_code == 200
         result = await asyncio.wait_for(call, 15)
@@ -253,7 +254,8 @@ async def test_an_askme_question_times_out_and_leaves_the_dashboard(askme_timeou
             result = await asyncio.wait_for(client.call_tool("ask-one-question", {"question": text}), 10)
         removed = await receive_until(dashboard, 'hx-swap-oob="delete"')
     assert "timed out" in removed
-    assert result.is_error and result.structured_content is not None
+    assert result.is_error
+    assert result.structured_content is not None
     assert result.structured_content["status"] == "timed_out"
     assert "No answer came in time" in text_of(result)
 

@@ -68,7 +68,8 @@ async def test_a_full_run_is_stored_and_streamed_in_order(live_server_proc: Live
     assert state["response"] == "Fixed the **login** bug."
     assert state["completion"]["success"] is True
     assert state["state"] == "completed"
-    assert state["ackedAt"] and state["error"] is None
+    assert state["ackedAt"]
+    assert state["error"] is None
     assert (state["name"], state["project"], state["owner"]) == (f"Fix login ({mode})", "web", "agent-a")
 
 
@@ -108,7 +109,8 @@ async def test_bad_progress_input_is_refused_and_stores_nothing(
     guid = await live_server_proc.open_session()
     async with live_server_proc.mcp("legacy", path="/mcp/progress") as client:
         result = await client.call_tool(tool, {"guid": guid, **arguments})
-    assert result.is_error and argument in text_of(result)
+    assert result.is_error
+    assert argument in text_of(result)
     state = (await live_server_proc.session_state(guid)).json()
     assert (state["progress"], state["status"], state["error"], state["ackedAt"]) == (None, None, None, None)
 
@@ -126,7 +128,8 @@ async def test_unknown_closed_and_foreign_sessions_are_refused(live_server_proc:
             (foreign, "no session"),
         ]:
             result = await client.call_tool("notify_ack", {"guid": guid})
-            assert result.is_error and needle in text_of(result), text_of(result)
+            assert result.is_error, text_of(result)
+            assert needle in text_of(result), text_of(result)
     assert (await live_server_proc.session_state(closed)).json()["ackedAt"] is None
     assert (await live_server_proc.session_state(foreign)).status_code == 404
     assert (await live_server_proc.session_state(foreign, token_name="agent-b")).json()["ackedAt"] is None
@@ -136,7 +139,8 @@ async def test_the_sessions_api_needs_a_token_and_checks_its_input(live_server_p
     async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
         assert (await http.post("/api/sessions", json={})).status_code == 401
         bad = await http.post("/api/sessions", json={"name": 5}, headers=live_server_proc.auth())
-        assert bad.status_code == 400 and bad.json()["field"] == "name"
+        assert bad.status_code == 400
+        assert bad.json()["field"] == "name"
         missing = await http.get("/api/sessions/5f0c1c5e-4a7e-4c43-9d4c-000000000000", headers=live_server_proc.auth())
         assert missing.status_code == 404
 
@@ -154,5 +158,6 @@ async def test_a_sessions_questions_and_lifecycle_events_belong_to_it(live_serve
         await asyncio.wait_for(call, 10)
     async with live_server_proc.login() as browser:
         page = (await browser.get(f"/sessions/{guid}/")).text
-    assert "Which branch (session)?" in page and "main" in page
+    assert "Which branch (session)?" in page
+    assert "main" in page
     assert 'class="phase open" data-label="Build"' in page

@@ -47,7 +47,8 @@ async def test_sigterm_with_a_blocked_call_exits_promptly_and_the_re_ask_gets_th
 
     worker.start()  # same port, same database
     survivor = await worker.wait_for_question(text)
-    assert survivor["id"] == question["id"] and survivor["status"] == "pending"
+    assert survivor["id"] == question["id"]
+    assert survivor["status"] == "pending"
     assert survivor["agentWaiting"] is False, worker.log()
     assert survivor["agentLeftReason"] == "the server restarted"
 

@@ -115,7 +115,8 @@ def test_nothing_but_protocol_messages_reaches_stdout(live_server_proc: LiveServ
         [sys.executable, "manage.py", "mcp_stdio", "--token", live_server_proc.tokens["agent-a"]],
         cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors.open("w"), text=True,
     )  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None
+    assert process.stdin is not None
+    assert process.stdout is not None
     process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
     process.stdin.flush()
     parsed: list[dict[str, Any]] = []
@@ -141,7 +142,8 @@ def test_a_wrong_token_or_tool_set_is_refused(live_server_proc: LiveServer) -> N
             [sys.executable, "manage.py", "mcp_stdio", *args], cwd=ROOT, env=live_server_proc.env,
             capture_output=True, text=True, timeout=60, input="",
         )  # fmt: skip
-        assert result.returncode != 0 and needle in result.stderr
+        assert result.returncode != 0
+        assert needle in result.stderr
 
 
 async def test_a_stdio_question_shows_live_on_the_web_dashboard(live_server_proc: LiveServer) -> None:

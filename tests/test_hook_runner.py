@@ -96,7 +96,8 @@ def test_capture_keeps_the_start_and_the_end_and_counts_the_cut() -> None:
     capture = Capture(10)
     capture.feed(b"0123456789")
     capture.feed(b"abcdefghij")
-    assert capture.total == 20 and capture.cut == 10
+    assert capture.total == 20
+    assert capture.cut == 10
     assert capture.text().startswith("01234\n[… 10 bytes cut here")
     assert capture.text().endswith("\nfghij")
 
@@ -105,7 +106,9 @@ async def test_a_command_runs_in_its_folder_with_stderr_captured(workspace: Path
     result = await run_command(
         "pwd; echo oops >&2; exit 4", cwd=workspace / "app", env=dict(os.environ), timeout=10, output_limit=1024
     )
-    assert result.exit_code == 4 and not result.ok and not result.timed_out
+    assert result.exit_code == 4
+    assert not result.ok
+    assert not result.timed_out
     assert result.output == f"{workspace / 'app'}\noops\n"
 
 
@@ -113,7 +116,8 @@ async def test_the_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) ->
     command = f"sh -c 'trap \"\" TERM; sleep 300' & echo $! > {tmp_path}/pid; wait"
     started = time.monotonic()
     result = await run_command(command, cwd=tmp_path, env=dict(os.environ), timeout=1, output_limit=1024)
-    assert result.timed_out and result.exit_code is None
+    assert result.timed_out
+    assert result.exit_code is None
     assert time.monotonic() - started < 10
     pid = int((tmp_path / "pid").read_text())
     for _ in range(100):
@@ -127,7 +131,8 @@ async def test_the_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) ->
 async def test_a_background_process_does_not_outlive_a_finished_command(tmp_path: Path) -> None:
     command = f"sleep 300 > /dev/null 2>&1 & echo $! > {tmp_path}/pid; echo done"
     result = await run_command(command, cwd=tmp_path, env=dict(os.environ), timeout=10, output_limit=1024)
-    assert result.ok and result.output == "done\n"
+    assert result.ok
+    assert result.output == "done\n"
     pid = int((tmp_path / "pid").read_text())
     await asyncio.sleep(0.2)
     assert not process_alive(pid)

@@ -20,11 +20,11 @@ from tokens.models import AgentToken
 
 
 def start(target: str = ".", max_concurrent: int = 1, **extra: Any) -> HookRun:
-    fields: dict[str, Any] = dict(
-        tool="jutsu_typescript_lint", plugin="jutsu-typescript", hook="lint", title="Lint Typescript",
-        command="npm run lint", target=target, max_concurrent=max_concurrent, timeout_seconds=600,
-        caller=None, caller_name="agent-a", fail_fast=True, verbose=False,
-    )  # fmt: skip
+    fields: dict[str, Any] = {
+        "tool": "jutsu_typescript_lint", "plugin": "jutsu-typescript", "hook": "lint", "title": "Lint Typescript",
+        "command": "npm run lint", "target": target, "max_concurrent": max_concurrent, "timeout_seconds": 600,
+        "caller": None, "caller_name": "agent-a", "fail_fast": True, "verbose": False,
+    }  # fmt: skip
     fields.update(extra)
     return HookRun.start(**fields)
 
@@ -107,13 +107,16 @@ def test_the_run_page_shows_each_folder_and_its_output(client: Client, finished_
     assert page.status_code == 200
     html = page.content.decode()
     assert "lint error &lt;b&gt;" in html  # escaped, never markup
-    assert "exit 3" in html and "packages/b" in html and "npm run lint" in html
+    assert "exit 3" in html
+    assert "packages/b" in html
+    assert "npm run lint" in html
     assert client.get(f"/hooks/runs/{uuid.uuid4()}/").status_code == 404
 
 
 def test_the_run_page_needs_a_login(client: Client, finished_run: HookRun) -> None:
     response = client.get(f"/hooks/runs/{finished_run.pk}/")
-    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
 
 
 def test_the_dashboard_lists_recent_runs(client: Client, finished_run: HookRun) -> None:
@@ -158,5 +161,6 @@ async def test_the_run_pages_socket_sends_the_run_as_it_stands() -> None:
     connected, _ = await communicator.connect()
     assert connected
     state = await communicator.receive_from()
-    assert 'id="run-live"' in state and "Running" in state
+    assert 'id="run-live"' in state
+    assert "Running" in state
     await communicator.disconnect()

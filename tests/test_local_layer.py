@@ -35,7 +35,9 @@ def test_a_database_no_other_process_can_open_shares_nothing(name: str) -> None:
 
 def test_a_path_too_long_for_a_socket_moves_under_the_temp_folder() -> None:
     folder = bus_folder({"ENGINE": "django.db.backends.sqlite3", "NAME": "/" + "a" * 120 + "/db.sqlite3"})
-    assert folder is not None and len(str(folder)) < 70 and folder.name.startswith(f"hookbridge-bus-{os.getuid()}-")
+    assert folder is not None
+    assert len(str(folder)) < 70
+    assert folder.name.startswith(f"hookbridge-bus-{os.getuid()}-")
 
 
 async def test_a_group_message_reaches_the_other_process_and_not_twice_this_one(tmp_path: Path) -> None:
@@ -50,7 +52,8 @@ async def test_a_group_message_reaches_the_other_process_and_not_twice_this_one(
     assert await asyncio.wait_for(server.receive(watching), 1) == {"type": "question.resolved"}
     with pytest.raises(TimeoutError):  # delivered to the other process only, never echoed back
         await asyncio.wait_for(server.receive(watching), 0.2)
-    assert server.shared and stdio.shared
+    assert server.shared
+    assert stdio.shared
 
 
 async def test_a_message_too_large_for_a_datagram_arrives_as_a_resync(tmp_path: Path) -> None:
@@ -75,4 +78,5 @@ async def test_a_folder_others_can_write_to_is_not_used(tmp_path: Path) -> None:
     os.chmod(tmp_path, 0o777)
     layer = LocalChannelLayer(bus_folder=str(tmp_path))
     await layer.group_add("question.1", await layer.new_channel())
-    assert not layer.shared and os.listdir(tmp_path) == []
+    assert not layer.shared
+    assert os.listdir(tmp_path) == []

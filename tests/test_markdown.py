@@ -51,8 +51,10 @@ def test_it_renders_hostile_markdown_inert(text: str) -> None:
 def test_it_renders_ordinary_markdown() -> None:
     html = render_markdown("# Title\n\n**bold** `code` [docs](https://example.com)\n\n- one\n- two")
     assert "<h1>Title</h1>" in html
-    assert "<strong>bold</strong>" in html and "<code>code</code>" in html
-    assert 'href="https://example.com"' in html and 'rel="noopener noreferrer nofollow"' in html
+    assert "<strong>bold</strong>" in html
+    assert "<code>code</code>" in html
+    assert 'href="https://example.com"' in html
+    assert 'rel="noopener noreferrer nofollow"' in html
     assert "<li>one</li>" in html
 
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import uuid
+import webbrowser
 
 import pytest
 from django.test import override_settings
@@ -24,7 +25,7 @@ async def test_it_opens_the_question_when_nobody_is_watching(monkeypatch: pytest
         opened.append(url)
         return True
 
-    monkeypatch.setattr(asking.webbrowser, "open", fake_open)
+    monkeypatch.setattr(webbrowser, "open", fake_open)
     question = Question(pk=uuid.uuid4())
     assert await asking.open_dashboard_if_unwatched(question) is None
     assert opened == [f"http://127.0.0.1:8123/questions/{question.pk}/"]
@@ -36,14 +37,15 @@ async def test_it_opens_the_question_when_nobody_is_watching(monkeypatch: pytest
 
 @override_settings(HOOKBRIDGE_OPEN_BROWSER=True, HOOKBRIDGE_PUBLIC_URL="http://127.0.0.1:8123")
 async def test_when_no_browser_opens_the_agent_is_told_where_to_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(asking.webbrowser, "open", lambda url: False)
+    monkeypatch.setattr(webbrowser, "open", lambda url: False)
     question = Question(pk=uuid.uuid4())
     note = await asking.open_dashboard_if_unwatched(question)
-    assert note is not None and f"http://127.0.0.1:8123/questions/{question.pk}/" in note
+    assert note is not None
+    assert f"http://127.0.0.1:8123/questions/{question.pk}/" in note
 
 
 async def test_without_open_nothing_is_opened(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(asking.webbrowser, "open", lambda url: pytest.fail("opened a browser"))
+    monkeypatch.setattr(webbrowser, "open", lambda url: pytest.fail("opened a browser"))
     assert await asking.open_dashboard_if_unwatched(Question(pk=uuid.uuid4())) is None
 
 

@@ -42,7 +42,8 @@ def test_purge_removes_old_history_and_keeps_what_is_recent_or_pending(token: Ag
 
     out = StringIO()
     call_command("purge", "--older-than", "90d", "--dry-run", stdout=out)
-    assert "Would remove 1 questions" in out.getvalue() and "Would remove 1 sessions" in out.getvalue()
+    assert "Would remove 1 questions" in out.getvalue()
+    assert "Would remove 1 sessions" in out.getvalue()
     assert Question.objects.count() == 3
 
     out = StringIO()
@@ -50,17 +51,18 @@ def test_purge_removes_old_history_and_keeps_what_is_recent_or_pending(token: Ag
     assert "Removed 1 questions (with their answers)" in out.getvalue()
     assert "Removed 1 lifecycle events" in out.getvalue()
     assert set(Question.objects.values_list("pk", flat=True)) == {old_pending.pk, recent.pk}
-    assert Answer.objects.count() == 1 and LifecycleEvent.objects.count() == 1
+    assert Answer.objects.count() == 1
+    assert LifecycleEvent.objects.count() == 1
     assert list(AgentSession.objects.values_list("pk", flat=True)) == [still_open.pk]
     assert Question.objects.get(pk=old_pending.pk).status == Status.PENDING
 
 
 def test_purge_removes_old_finished_hook_runs_with_their_output(token: AgentToken) -> None:
     long_ago = timezone.now() - timedelta(days=120)
-    fields: dict[str, Any] = dict(
-        plugin="p", hook="h", title="H P", command="true", max_concurrent=1, timeout_seconds=600,
-        caller=token, caller_name="agent-a", fail_fast=True, verbose=False,
-    )  # fmt: skip
+    fields: dict[str, Any] = {
+        "plugin": "p", "hook": "h", "title": "H P", "command": "true", "max_concurrent": 1, "timeout_seconds": 600,
+        "caller": token, "caller_name": "agent-a", "fail_fast": True, "verbose": False,
+    }  # fmt: skip
     old = HookRun.start(tool="p_h", target="old", **fields)
     old.plan(["old"])
     old.finish(RunStatus.PASSED)

@@ -67,7 +67,8 @@ def test_it_rejects_an_empty_answer(token: AgentToken) -> None:
 def test_it_reattaches_to_a_pending_question_from_the_same_agent(token: AgentToken) -> None:
     first, _ = ask(token)
     again, reattached = ask(token)
-    assert reattached and again.pk == first.pk
+    assert reattached
+    assert again.pk == first.pk
     assert Question.objects.count() == 1
 
 
@@ -84,7 +85,8 @@ def test_a_question_whose_agent_stopped_waiting_stays_answerable_and_marked(toke
     first, _ = ask(token)
     assert first.agent_stopped_waiting("the client gave up waiting: Request timed out")
     stored = Question.objects.get(pk=first.pk)
-    assert stored.status == Status.PENDING and stored.agent_left
+    assert stored.status == Status.PENDING
+    assert stored.agent_left
     assert stored.agent_left_reason == "the client gave up waiting: Request timed out"
     assert stored.agent_left_at is not None
     assert stored.kept_until == stored.agent_left_at + timedelta(seconds=1800)
@@ -98,18 +100,22 @@ def test_it_hands_over_an_answer_given_after_the_agent_stopped_waiting(token: Ag
     first.agent_stopped_waiting("the connection to the agent closed")
     first.record_answer("given while away", by_token=token)
     again, reattached = ask(token)
-    assert reattached and again.status == Status.ANSWERED and again.answer.text == "given while away"
+    assert reattached
+    assert again.status == Status.ANSWERED
+    assert again.answer.text == "given while away"
 
     again.mark_delivered()
     fresh, reattached = ask(token)
-    assert not reattached and fresh.pk != first.pk
+    assert not reattached
+    assert fresh.pk != first.pk
 
 
 def test_the_agent_coming_back_clears_the_mark(token: AgentToken) -> None:
     first, _ = ask(token)
     first.agent_stopped_waiting("the server restarted")
     again, reattached = ask(token)
-    assert reattached and again.pk == first.pk
+    assert reattached
+    assert again.pk == first.pk
     assert again.agent_waiting_again()
     assert not Question.objects.get(pk=first.pk).agent_left
     assert not again.agent_waiting_again(), "nothing to clear twice"
@@ -125,7 +131,8 @@ def test_an_abort_takes_the_question_off_but_a_re_ask_within_the_window_brings_i
         aborted.record_answer("too late", by_token=token)
 
     again, reattached = ask(token)
-    assert reattached and again.pk == first.pk
+    assert reattached
+    assert again.pk == first.pk
     assert (again.status, again.cancel_reason, again.agent_left_at) == (Status.PENDING, "", None)
     assert Question.objects.count() == 1
 
@@ -135,14 +142,16 @@ def test_after_the_window_an_aborted_question_is_asked_anew(token: AgentToken) -
     first.abort("aborted at the agent")
     Question.objects.filter(pk=first.pk).update(resolved_at=timezone.now() - timedelta(seconds=1801))
     again, reattached = ask(token)
-    assert not reattached and again.pk != first.pk
+    assert not reattached
+    assert again.pk != first.pk
 
 
 def test_a_timed_out_question_is_asked_anew(token: AgentToken) -> None:
     first, _ = ask(token)
     assert first.time_out()
     again, reattached = ask(token)
-    assert not reattached and again.pk != first.pk
+    assert not reattached
+    assert again.pk != first.pk
 
 
 def test_the_sweep_withdraws_what_nobody_waited_for_within_the_window(token: AgentToken) -> None:

@@ -39,10 +39,12 @@ def test_it_registers_and_unregisters_leaving_everything_else_intact(home: Path,
     assert "Restart Claude Code" in output
     data = json.loads((home / ".claude.json").read_text())
     entry = data["projects"][str(project)]["mcpServers"]["hookbridge"]
-    assert entry["type"] == "http" and entry["url"] == "http://127.0.0.1:8123/mcp"
+    assert entry["type"] == "http"
+    assert entry["url"] == "http://127.0.0.1:8123/mcp"
     token = entry["headers"]["Authorization"].removeprefix("Bearer ")
     assert AgentToken.authenticate(token) is not None
-    assert data["projects"]["/elsewhere"] == ORIGINAL["projects"]["/elsewhere"] and data["theme"] == "dark"
+    assert data["projects"]["/elsewhere"] == ORIGINAL["projects"]["/elsewhere"]
+    assert data["theme"] == "dark"
 
     run("unregister_claude", "--project", str(project))
     assert json.loads((home / ".claude.json").read_text()) == ORIGINAL

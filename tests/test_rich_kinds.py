@@ -44,9 +44,11 @@ def test_multiple_choice_needs_a_selection_and_a_completion_status(
     logged_in: Client, multiple_choice: Question
 ) -> None:
     nothing = post(logged_in, multiple_choice, {"completionStatus": "done"})
-    assert nothing.status_code == 422 and "Select at least one option." in nothing.text
+    assert nothing.status_code == 422
+    assert "Select at least one option." in nothing.text
     no_status = post(logged_in, multiple_choice, {"q0-o1": "1"})
-    assert no_status.status_code == 422 and "completionStatus" in no_status.text
+    assert no_status.status_code == 422
+    assert "completionStatus" in no_status.text
     assert Question.objects.get(pk=multiple_choice.pk).status == Status.PENDING
     assert post(logged_in, multiple_choice, {"q0-o1": "1", "completionStatus": "drill-deeper"}).status_code == 200
     answer = Question.objects.get(pk=multiple_choice.pk).answer
@@ -108,10 +110,12 @@ def test_the_question_page_says_why_a_timed_out_question_cannot_be_answered(logg
     question = make(Kind.ONE_QUESTION, "Too slow?")
     question.time_out()
     page = logged_in.get(f"/questions/{question.pk}/").content.decode()
-    assert "timed out" in page and "can no longer be answered" in page
+    assert "timed out" in page
+    assert "can no longer be answered" in page
     assert "<form hx-post" not in page
     refused = logged_in.post(f"/questions/{question.pk}/answer", {"answer": "late"})
-    assert refused.status_code == 409 and "timed out" in refused.text
+    assert refused.status_code == 409
+    assert "timed out" in refused.text
 
 
 def test_the_question_page_answers_a_pending_question(logged_in: Client, db: None) -> None:
@@ -123,7 +127,8 @@ def test_the_question_page_answers_a_pending_question(logged_in: Client, db: Non
 def test_a_person_dismisses_a_help_request_once(logged_in: Client, db: None) -> None:
     question = make(Kind.HELP, "Help?", task="t", reason="r")
     first = logged_in.post(f"/questions/{question.pk}/dismiss")
-    assert first.status_code == 200 and "will proceed on its own" in first.text
+    assert first.status_code == 200
+    assert "will proceed on its own" in first.text
     stored = Question.objects.get(pk=question.pk)
     assert (stored.status, stored.cancel_reason, stored.dismissed_by) == (
         Status.CANCELLED,
@@ -131,7 +136,8 @@ def test_a_person_dismisses_a_help_request_once(logged_in: Client, db: None) -> 
         "alice",
     )
     second = logged_in.post(f"/questions/{question.pk}/dismiss")
-    assert second.status_code == 409 and "dismissed by alice" in second.text
+    assert second.status_code == 409
+    assert "dismissed by alice" in second.text
     page = logged_in.get(f"/questions/{question.pk}/").content.decode()
     assert "Dismissed by alice" in page
 

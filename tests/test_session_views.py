@@ -22,7 +22,8 @@ def test_the_overview_lists_sessions_newest_first_and_filters_by_project(logged_
     page = logged_in.get("/sessions/").content.decode()
     assert page.index("Newer") < page.index("Older")
     filtered = logged_in.get("/sessions/?project=api").content.decode()
-    assert "Older" in filtered and "Newer" not in filtered.split("<tbody")[1]
+    assert "Older" in filtered
+    assert "Newer" not in filtered.split("<tbody")[1]
 
 
 def test_the_overview_shows_each_sessions_state(logged_in: Client, token: AgentToken) -> None:
@@ -31,7 +32,8 @@ def test_the_overview_shows_each_sessions_state(logged_in: Client, token: AgentT
     done = AgentSession.open(token=token, name="Done one")
     done.record("complete", success=False)
     page = logged_in.get("/sessions/").content.decode()
-    assert "working" in page and "failed" in page
+    assert "working" in page
+    assert "failed" in page
 
 
 def test_new_session_shows_the_guid_and_the_mcp_configuration(logged_in: Client, token: AgentToken) -> None:
@@ -41,8 +43,10 @@ def test_new_session_shows_the_guid_and_the_mcp_configuration(logged_in: Client,
     session = AgentSession.objects.get(name="From the dashboard")
     page = response.content.decode()
     assert str(session.guid) in page
-    assert "/mcp/progress+maxsim" in page and "Authorization: Bearer" in page
-    assert session.token == token and session.project == "web"
+    assert "/mcp/progress+maxsim" in page
+    assert "Authorization: Bearer" in page
+    assert session.token == token
+    assert session.project == "web"
 
 
 def test_new_session_needs_a_token(logged_in: Client, token: AgentToken) -> None:
@@ -61,7 +65,8 @@ def test_the_session_page_renders_the_response_sanitised(logged_in: Client, toke
     session = AgentSession.open(token=token)
     session.record("response", content="**Done** <script>alert(1)</script>")
     page = logged_in.get(f"/sessions/{session.guid}/").content.decode()
-    assert "<strong>Done</strong>" in page and "<script>alert" not in page
+    assert "<strong>Done</strong>" in page
+    assert "<script>alert" not in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -76,7 +81,8 @@ async def test_the_program_socket_refuses_anonymous_and_unknown_sessions() -> No
     unknown.scope["user"] = user
     unknown.scope["url_route"] = {"kwargs": {"guid": "5f0c1c5e-4a7e-4c43-9d4c-000000000000"}}
     connected, code = await unknown.connect()
-    assert not connected and code == 4404
+    assert not connected
+    assert code == 4404
 
 
 @pytest.mark.django_db(transaction=True)
@@ -95,7 +101,8 @@ async def test_the_overview_socket_pushes_rows_for_its_project() -> None:
     while "30%" not in html:
         html = await overview.receive_from(timeout=5)
     assert 'id="session-rows" hx-swap-oob="true"' in html
-    assert "Web run" in html and "Api run" not in html
+    assert "Web run" in html
+    assert "Api run" not in html
     await overview.disconnect()
 
 

@@ -53,13 +53,15 @@ async def test_a_run_on_one_worker_blocks_the_folder_on_the_other_and_shows_on_i
         slow = asyncio.create_task(call(worker_a, "do_shell_slow"))
         child = int(await wait_for_file(world.pids / "slow.pid"))
         started = await receive_until(dashboard, 'hx-swap-oob="afterbegin:#hook-runs"')  # through Redis
-        assert "Slow Shell" in started and 'data-status="running"' in started
+        assert "Slow Shell" in started
+        assert 'data-status="running"' in started
         run_id = re.search(r'id="hook-run-([0-9a-f-]+)"', started)
         assert run_id
 
         # The one-run-per-folder limit is a PostgreSQL constraint: it holds on the other worker too.
         is_error, text, _ = await call(worker_b, "do_shell_slow")
-        assert is_error and "do_shell_slow is already running in '.'" in text
+        assert is_error
+        assert "do_shell_slow is already running in '.'" in text
 
         slow.cancel()
         await asyncio.gather(slow, return_exceptions=True)
@@ -69,4 +71,5 @@ async def test_a_run_on_one_worker_blocks_the_folder_on_the_other_and_shows_on_i
 
     # The folder is free again, for either worker.
     is_error, _, data = await call(worker_b, "do_shell_whereami")
-    assert not is_error and data["status"] == "passed"
+    assert not is_error
+    assert data["status"] == "passed"

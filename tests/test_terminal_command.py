@@ -30,9 +30,12 @@ def question(db: None) -> Question:
 
 def test_list_and_show(question: Question) -> None:
     listed = run("list")
-    assert str(question.pk) in listed and "agent-a" in listed and "Ship it?" in listed
+    assert str(question.pk) in listed
+    assert "agent-a" in listed
+    assert "Ship it?" in listed
     shown = run("show", str(question.pk))
-    assert "Ship it?" in shown and "--option yes: Yes" in shown
+    assert "Ship it?" in shown
+    assert "--option yes: Yes" in shown
 
 
 def test_answer_with_an_option_and_refuse_a_second(question: Question) -> None:

@@ -55,7 +55,8 @@ async def test_a_lost_wake_up_costs_one_slice_not_the_answer(caplog: pytest.LogC
     await answer_without_a_wake_up(question)
     with caplog.at_level("INFO", logger="questions.waiting"):
         resolved = await asyncio.wait_for(waiting, 2)
-    assert resolved.status == Status.ANSWERED and resolved.answer.text == "found by re-reading"
+    assert resolved.status == Status.ANSWERED
+    assert resolved.answer.text == "found by re-reading"
     assert f"Question {question.pk} resolved without a wake-up" in caplog.text
 
 
@@ -114,7 +115,8 @@ async def test_it_reports_progress_at_the_interval() -> None:
     assert reports[0] == (0.0, f"Waiting for a person: the question is on the dashboard at {where(question)}")
     assert reports[1][1].startswith("Waiting for a person, 0s so far")
     values = [elapsed for elapsed, _ in reports]
-    assert values == sorted(values) and len(set(values)) == len(values), "progress must grow"
+    assert values == sorted(values), "progress must grow"
+    assert len(set(values)) == len(values), "progress must grow"
 
 
 async def test_the_first_progress_report_goes_out_at_once() -> None:
@@ -143,7 +145,8 @@ async def test_a_caller_that_goes_away_leaves_the_question_answerable_and_marked
     with pytest.raises(asyncio.CancelledError):
         await waiting
     stored = await read(question)
-    assert stored.status == Status.PENDING and stored.agent_left
+    assert stored.status == Status.PENDING
+    assert stored.agent_left
     assert stored.agent_left_reason == "the connection to the agent closed"
 
 
@@ -170,7 +173,8 @@ async def test_a_routed_cancel_aborts_or_gives_up_by_its_reason(reason: str, abo
     if aborted:
         assert (stored.status, stored.cancel_reason) == (Status.CANCELLED, "client_cancelled")
     else:
-        assert stored.status == Status.PENDING and stored.agent_left
+        assert stored.status == Status.PENDING
+        assert stored.agent_left
     assert reason in stored.agent_left_reason
 
 
@@ -222,10 +226,11 @@ async def test_one_receive_spans_the_slices_instead_of_being_cancelled_at_each(
     async def counting_receive(channel: str) -> dict[str, object]:
         started.append(channel)
         try:
-            return await receive(channel)
+            message: dict[str, object] = await receive(channel)
         except asyncio.CancelledError:
             cancelled.append(channel)
             raise
+        return message
 
     monkeypatch.setattr(layer, "receive", counting_receive)
     question = await ask()
@@ -234,4 +239,5 @@ async def test_one_receive_spans_the_slices_instead_of_being_cancelled_at_each(
     await database_sync_to_async(question.record_answer)("after ten slices", by_token=None)
     resolved = await asyncio.wait_for(waiting, 2)
     assert resolved.answer.text == "after ten slices"
-    assert len(started) == 1 and cancelled == [], (started, cancelled)
+    assert len(started) == 1, (started, cancelled)
+    assert cancelled == [], (started, cancelled)

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +98,8 @@ class TsClients:
             if left <= 0:
                 raise AssertionError(f"call {call} did not end within {timeout}s; events: {self.events[-10:]}")
             async with self._arrived:
-                try:
+                with suppress(TimeoutError):
                     await asyncio.wait_for(self._arrived.wait(), left)
-                except TimeoutError:
-                    pass
 
 
 @asynccontextmanager

@@ -10,7 +10,7 @@ from tokens.models import AgentToken
 
 
 @admin.register(AgentToken)
-class AgentTokenAdmin(admin.ModelAdmin):
+class AgentTokenAdmin(admin.ModelAdmin[AgentToken]):
     list_display = ["name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "is_active"]
     list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter), "created_at"]
     search_fields = ["name", "prefix"]

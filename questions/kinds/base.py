@@ -57,14 +57,15 @@ def free_text(value: Any, field_name: str = "answer") -> str:
         value = ""
     if not isinstance(value, str):
         raise InvalidAnswer(field_name, "The answer must be text.")
-    value = value.strip()
+    text: str = value.strip()
+    value = text
     if not value:
         raise InvalidAnswer(field_name, "The answer is empty.")
     if len(value) > settings.HOOKBRIDGE_MAX_ANSWER_LENGTH:
         raise InvalidAnswer(
             field_name, f"The answer is longer than {settings.HOOKBRIDGE_MAX_ANSWER_LENGTH} characters."
         )
-    return value
+    return text
 
 
 def optional_text() -> forms.CharField:
