@@ -86,3 +86,25 @@ def test_production_settings_pass_check_deploy_without_warnings() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+def test_reading_the_settings_writes_nothing() -> None:
+    # Every way of writing a file or a folder fails: importing the settings must not need one.
+    code = (
+        "import builtins, os, pathlib\n"
+        "def refuse(*args, **kwargs): raise AssertionError(f'settings wrote to disk: {args!r}')\n"
+        "pathlib.Path.mkdir = pathlib.Path.write_text = pathlib.Path.chmod = refuse\n"
+        "os.makedirs = os.mkdir = refuse\n"
+        "real_open = builtins.open\n"
+        "def checked_open(file, mode='r', *args, **kwargs):\n"
+        "    if any(flag in mode for flag in 'wax+'): refuse(file, mode)\n"
+        "    return real_open(file, mode, *args, **kwargs)\n"
+        "builtins.open = checked_open\n"
+        "import hookbridge_site.settings as s\n"
+        "print(len(s.SECRET_KEY) >= 50)\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("HOOKBRIDGE_", "DATABASE_URL", "REDIS_URL"))}
+    clean.pop("SECRET_KEY", None)
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
