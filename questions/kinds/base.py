@@ -152,3 +152,7 @@ class StructuredKind(QuestionKind):
 
     def parse_object(self, question: Asked, value: dict[str, Any]) -> Reply:
         raise NotImplementedError
+
+    def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
+        # The answer as a person gave it, then as data: agents read either.
+        return f"{reply_text}\n\n{json.dumps(data, ensure_ascii=False)}"

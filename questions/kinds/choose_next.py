@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, Reply, StructuredKind, comment, optional_text
@@ -51,9 +50,6 @@ class ChooseNext(StructuredKind):
             text = "Asked for new ideas" + (f" ({message})" if message else "")
             return Reply(text, {"action": "new-ideas", "selectedOption": None, "message": message})
         raise InvalidAnswer("action", "action must be 'selected', 'aborted' or 'new-ideas'.")
-
-    def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
-        return f"{reply_text}\n\n{json.dumps(data, ensure_ascii=False)}"
 
 
 KIND = ChooseNext()

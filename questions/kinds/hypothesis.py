@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, Reply, StructuredKind, comment, optional_text
@@ -67,9 +66,6 @@ class Hypothesis(StructuredKind):
             ratings.append({"hypothesis": hypothesis, "agreement": agreement, "label": label, "comment": note})
             lines.append(f"{hypothesis}: {label}" + (f" ({note})" if note else ""))
         return Reply("\n".join(lines), {"ratings": ratings})
-
-    def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
-        return f"{reply_text}\n\n{json.dumps(data, ensure_ascii=False)}"
 
 
 KIND = Hypothesis()
