@@ -21,7 +21,7 @@ from django.utils import timezone
 from hookbridge_site.signals import send_on_commit
 from lifecycle.models import AgentSession
 from questions import kinds, signals
-from questions.kinds import InvalidAnswer, Kind, QuestionKind, Reply
+from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
 from tokens.models import AgentToken
 
 __all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "RateLimited", "Status"]
@@ -152,6 +152,11 @@ class Question(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == Status.PENDING
+
+    @property
+    def answer_form(self) -> AnswerForm:
+        """An empty answer form for this question's card."""
+        return self.kind_spec.form(self)
 
     @property
     def kind_spec(self) -> QuestionKind:

@@ -26,7 +26,7 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     question = get_object_or_404(Question, pk=question_id)
     form = question.kind_spec.form(question, request.POST)
     if not form.is_valid() or form.reply is None:
-        context = {"question": question, "form": form, "error": form.error}
+        context = {"question": question, "form": form}
         return render(request, "questions/card.html#question-card", context, status=422)
     try:
         question.record_answer(reply=form.reply, by_user=request.user, remote_addr=client_address(request))

@@ -32,8 +32,16 @@ document.addEventListener("htmx:wsAfterMessage", updateTitle);
 // A card pushed because a question was just asked carries data-announce (questions/card.html#question-added).
 document.addEventListener("htmx:load", (event) => {
   const card = event.detail.elt;
-  if (card instanceof Element && card.matches("article.question[data-announce]")) {
+  if (!(card instanceof Element) || !card.matches("article.question")) return;
+  if (card.matches("[data-announce]")) {
     announce(card);
+  }
+  // A card sent back with a problem (422): the first field at fault takes the focus, so the message
+  // next to it is read out and the person can fix it at once.
+  const invalid = card.querySelector('[aria-invalid="true"]');
+  if (invalid) {
+    const target = invalid.matches("input, textarea, select") ? invalid : invalid.querySelector("input:checked, input");
+    (target || invalid).focus();
   }
 });
 

@@ -74,7 +74,11 @@ def optional_text() -> forms.CharField:
 
 
 class AnswerForm(forms.Form):
-    """The dashboard's answer form for one question; a valid form holds the parsed `reply`."""
+    """The dashboard's answer form for one question; a valid form holds the parsed `reply`.
+
+    Templates read the form's state through properties whose names are not field names:
+    `form.answer` in a template would find the field "answer" (templates try form["answer"] first).
+    """
 
     def __init__(self, kind: QuestionKind, question: Asked, data: Any = None) -> None:
         super().__init__(data)
@@ -85,9 +89,25 @@ class AnswerForm(forms.Form):
     def add_fields(self) -> None:
         """Add the fields this question's form has (they depend on its options, sub-questions...)."""
 
-    def value(self) -> tuple[Any, Any]:
+    def to_answer(self) -> tuple[Any, Any]:
         """(value, option) for the kind's parse, from the cleaned fields."""
         raise NotImplementedError
+
+    def typed(self, name: str) -> str:
+        """What the person entered in field `name` (empty on a fresh card): a re-rendered card keeps it."""
+        return str(self.data.get(name, "")) if self.is_bound else ""
+
+    def problem(self, name: str) -> str:
+        """The error attached to field `name`, shown next to it."""
+        if not self.is_bound:
+            return ""
+        messages = self.errors.get(name)
+        return str(messages[0]) if messages else ""
+
+    @property
+    def general_problem(self) -> str:
+        """An error that belongs to no one field (shown under the buttons)."""
+        return str(self.non_field_errors()[0]) if self.is_bound and self.non_field_errors() else ""
 
     def field_for(self, problem: str) -> str | None:
         """The form field an InvalidAnswer's field names, or None for the form as a whole."""
@@ -98,7 +118,7 @@ class AnswerForm(forms.Form):
         if self.errors:
             return cleaned
         try:
-            self.reply = self.kind.parse(self.question, *self.value())
+            self.reply = self.kind.parse(self.question, *self.to_answer())
         except InvalidAnswer as exc:
             self.add_error(self.field_for(exc.field), str(exc))
         return cleaned

@@ -15,7 +15,11 @@ class ChooseNextForm(AnswerForm):
         self.fields["action"] = optional_text()
         self.fields["message"] = optional_text()
 
-    def value(self) -> tuple[Any, Any]:
+    @property
+    def message_box(self) -> dict[str, str]:
+        return {"value": self.typed("message"), "error": self.problem("message") or self.problem("choice")}
+
+    def to_answer(self) -> tuple[Any, Any]:
         data = self.cleaned_data
         if data["choice"]:
             return {"action": "selected", "optionId": data["choice"], "message": data["message"]}, None

@@ -26,7 +26,21 @@ class HypothesisForm(AnswerForm):
             self.fields[f"h{i}"] = optional_text()
             self.fields[f"h{i}-comment"] = optional_text()
 
-    def value(self) -> tuple[Any, Any]:
+    def rows(self) -> list[dict[str, Any]]:
+        """Each hypothesis with its field names, the rating and comment entered, and its error."""
+        return [
+            {
+                "hypothesis": hypothesis,
+                "name": f"h{i}",
+                "rating": self.typed(f"h{i}"),
+                "comment": self.typed(f"h{i}-comment"),
+                "error": self.problem(f"h{i}"),
+                "scale": [(str(value), label) for value, label in AGREEMENT_SCALE],
+            }
+            for i, hypothesis in enumerate(self.question.payload["hypotheses"])
+        ]
+
+    def to_answer(self) -> tuple[Any, Any]:
         count = len(self.question.payload["hypotheses"])
         ratings = [
             {"agreement": self.cleaned_data[f"h{i}"] or None, "comment": self.cleaned_data[f"h{i}-comment"]}
@@ -39,7 +53,7 @@ class HypothesisForm(AnswerForm):
         if problem.startswith("ratings[") and problem.endswith("]"):
             candidate = "h" + problem[len("ratings[") : -1]
             return candidate if candidate in self.fields else None
-        return super().field_for(problem)
+        return None  # a comment too long, the list itself: shown for the form
 
 
 class Hypothesis(StructuredKind):

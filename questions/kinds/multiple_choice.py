@@ -25,7 +25,29 @@ class MultipleChoiceForm(AnswerForm):
                 self.fields[f"q{i}-o{j}-comment"] = optional_text()
         self.fields["completionStatus"] = optional_text()
 
-    def value(self) -> tuple[Any, Any]:
+    def groups(self) -> list[dict[str, Any]]:
+        """Each sub-question with its options: field names, and what was ticked and typed."""
+        return [
+            {
+                "text": sub["text"],
+                "options": [
+                    {
+                        "label": option,
+                        "name": f"q{i}-o{j}",
+                        "checked": bool(self.typed(f"q{i}-o{j}")),
+                        "comment": self.typed(f"q{i}-o{j}-comment"),
+                    }
+                    for j, option in enumerate(sub["options"])
+                ],
+            }
+            for i, sub in enumerate(self.question.payload["questions"])
+        ]
+
+    def field_for(self, problem: str) -> str | None:
+        # Every problem here concerns the whole set of ticks (none ticked, which button): shown for the form.
+        return None
+
+    def to_answer(self) -> tuple[Any, Any]:
         answers = []
         for i, sub in enumerate(self.question.payload["questions"]):
             selections = [

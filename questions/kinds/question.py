@@ -12,8 +12,12 @@ class FreeTextForm(AnswerForm):
         self.fields["option"] = optional_text()
         self.fields["answer"] = optional_text()
 
-    def value(self) -> tuple[Any, Any]:
+    def to_answer(self) -> tuple[Any, Any]:
         return self.cleaned_data["answer"], self.cleaned_data["option"]
+
+    @property
+    def free_text(self) -> dict[str, str]:
+        return {"value": self.typed("answer"), "error": self.problem("answer") or self.problem("option")}
 
 
 class QuestionWithOptions(QuestionKind):

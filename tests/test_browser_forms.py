@@ -1,0 +1,221 @@
+"""Every kind of question's answer form, at a desktop's and a phone's width, in Debian's chromium.
+
+Nothing is wider than the screen, and every checkbox and radio sits on one line with its label's
+text without overlapping it. Each card is saved as a screenshot (test-artifacts/) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+
+from tests.live import LiveServer
+from tests.test_browser import ARTIFACTS, log_in
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+VIEWPORTS = [(1440, 900), (390, 844)]
+
+# (kind, tool, arguments, text that finds its card)
+CARDS: list[tuple[str, str, dict[str, Any], str]] = [
+    (
+        "question",
+        "ask_question",
+        {
+            "question": "Layout: which **cache** store?",
+            "options": [
+                {"value": "redis", "label": "Redis", "description": "Already run by the team"},
+                {"value": "memcached", "label": "Memcached"},
+            ],
+        },
+        "which cache store?",
+    ),
+    ("one-question", "ask-one-question", {"question": "Layout: which branch to cut?"}, "which branch to cut?"),
+    (
+        "multiple-choice",
+        "ask-multiple-choice",
+        {
+            "questions": [
+                {"text": "Layout: which platforms?", "options": ["Linux", "macOS", "Windows on ARM laptops"]},
+                {"text": "Layout: which databases?", "options": ["PostgreSQL", "SQLite"]},
+            ]
+        },
+        "which platforms?",
+    ),
+    (
+        "hypothesis",
+        "challenge-hypothesis",
+        {
+            "title": "Layout: why is the build slow?",
+            "description": "It doubled this month.",
+            "hypotheses": ["The cache is cold on every run", "A test sleeps"],
+        },
+        "why is the build slow?",
+    ),
+    (
+        "choose-next",
+        "choose-next",
+        {
+            "title": "Layout: what comes next?",
+            "description": "The migration is done.",
+            "options": [
+                {"id": "deploy", "title": "Deploy", "description": "Ship it to production", "icon": "🚀"},
+                {"id": "tests", "title": "More tests", "description": "Cover the edge cases first"},
+            ],
+        },
+        "what comes next?",
+    ),
+    (
+        "help",
+        "request_help",
+        {"task": "Layout: rotate the keys", "reason": "No vault access", "question": "Layout: who has access?"},
+        "who has access?",
+    ),
+]
+
+# What a person would see as broken, measured in the page: (problem, detail) pairs.
+LAYOUT_PROBLEMS = """
+(card) => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  const scrolls = (el) => {
+    for (let node = el.parentElement; node; node = node.parentElement) {
+      if (["auto", "scroll"].includes(getComputedStyle(node).overflowX)) return true;
+    }
+    return false;
+  };
+  if (document.documentElement.scrollWidth > width) {
+    problems.push(["page wider than the screen", `${document.documentElement.scrollWidth} > ${width}`]);
+  }
+  for (const el of card.querySelectorAll("*")) {
+    const box = el.getBoundingClientRect();
+    if (box.width && (box.left < -0.5 || box.right > width + 0.5) && !scrolls(el)) {
+      problems.push(["wider than the screen", `${el.tagName}.${el.className} ${box.left}..${box.right}`]);
+    }
+  }
+  for (const input of card.querySelectorAll("input[type=checkbox], input[type=radio]")) {
+    const label = input.closest("label");
+    if (!label) { problems.push(["no label", input.name]); continue; }
+    const range = document.createRange();
+    const texts = [...label.childNodes].filter((n) => n !== input && n.textContent.trim());
+    if (!texts.length) { problems.push(["empty label", input.name]); continue; }
+    range.setStartBefore(texts[0]);
+    range.setEndAfter(texts[texts.length - 1]);
+    const text = range.getBoundingClientRect();
+    const box = input.getBoundingClientRect();
+    const overlap = box.right > text.left && text.right > box.left && box.bottom > text.top && text.bottom > box.top;
+    if (overlap) problems.push(["control overlaps its label", `${input.name}=${input.value}`]);
+    const sameLine = Math.abs((box.top + box.bottom) / 2 - (text.top + text.bottom) / 2) < Math.max(box.height, 8);
+    if (!sameLine || text.height > 2.5 * Math.max(box.height, 16)) {
+      problems.push(["label not on the control's line", `${input.name}=${input.value}`]);
+    }
+  }
+  return problems;
+}
+"""
+
+
+async def check_cards(page: Page, width: int) -> None:
+    for kind, _tool, _arguments, needle in CARDS:
+        card = page.locator("article.question", has_text=needle)
+        await expect(card).to_be_visible(timeout=10_000)
+        problems = await card.evaluate(LAYOUT_PROBLEMS)
+        assert problems == [], f"{kind} at {width} px: {problems}"
+        await card.scroll_into_view_if_needed()
+        await card.screenshot(path=str(ARTIFACTS / f"form-{kind}-{width}.png"))
+
+
+async def test_every_kind_of_form_fits_every_screen(live_server_proc: LiveServer, browser: Browser) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with live_server_proc.mcp("legacy", path="/mcp/maxsim+askme+clifford") as client:
+        calls = [asyncio.create_task(client.call_tool(tool, arguments)) for _, tool, arguments, _ in CARDS]
+        try:
+            for width, height in VIEWPORTS:
+                page = await browser.new_page(viewport={"width": width, "height": height})
+                await log_in(page, live_server_proc)
+                await check_cards(page, width)
+                await page.close()
+        finally:
+            # Dismissed, so the shared server's dashboard is as the other tests expect it.
+            async with live_server_proc.login() as http:
+                for question in await live_server_proc.questions(status="pending"):
+                    if question["question"].startswith("Layout:") or "Layout:" in str(question["payload"]):
+                        await http.post(f"/questions/{question['id']}/dismiss")
+            for result in await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 15):
+                assert not isinstance(result, BaseException), result
+
+
+async def test_a_refused_answer_keeps_what_was_typed_and_points_at_the_field(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    arguments = {
+        "title": "Kept: flaky causes",
+        "description": "Seen twice",
+        "hypotheses": ["Clock skew", "Shared tmp dir"],
+    }
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("challenge-hypothesis", arguments))
+        card = page.locator("article.question", has_text="Kept: flaky causes")
+        await expect(card).to_be_visible(timeout=10_000)
+        first = card.get_by_role("radiogroup", name="Agreement with: Clock skew")
+        second = card.get_by_role("radiogroup", name="Agreement with: Shared tmp dir")
+        await first.get_by_label("Agree", exact=True).check()
+        await card.get_by_label("Comment on: Clock skew").fill("NTP was off")
+        await card.get_by_label("Comment on: Shared tmp dir").fill("two jobs write /tmp/x")
+        await card.get_by_role("button", name="Send ratings").click()  # the second is not rated: refused
+
+        await expect(second).to_have_attribute("aria-invalid", "true")
+        await expect(card.get_by_role("alert")).to_have_text("Rate hypothesis 2 on the scale from 1 to 7.")
+        await expect(first.get_by_label("Agree", exact=True)).to_be_checked()
+        await expect(card.get_by_label("Comment on: Clock skew")).to_have_value("NTP was off")
+        await expect(card.get_by_label("Comment on: Shared tmp dir")).to_have_value("two jobs write /tmp/x")
+        focused = await page.evaluate("document.activeElement && document.activeElement.name")
+        assert focused == "h1", "the focus moves to the field at fault"
+        await page.screenshot(path=str(ARTIFACTS / "form-refused-390.png"), full_page=True)
+        assert not call.done()
+
+        await page.keyboard.press("ArrowRight")  # a rating for the second, from the keyboard
+        await card.get_by_role("button", name="Send ratings").click()
+        result = (await asyncio.wait_for(call, 15)).structured_content
+    assert result is not None
+    assert [(r["hypothesis"], r["comment"]) for r in result["ratings"]] == [
+        ("Clock skew", "NTP was off"),
+        ("Shared tmp dir", "two jobs write /tmp/x"),
+    ]
+
+
+async def test_choose_next_asks_for_the_message_before_the_tiles(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    arguments = {
+        "title": "Order: what next?",
+        "description": "The release is ready.",
+        "options": [
+            {"id": "a", "title": "Ship", "description": "now"},
+            {"id": "b", "title": "Wait", "description": "a week"},
+        ],
+    }
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("choose-next", arguments))
+        card = page.locator("article.question", has_text="Order: what next?")
+        await expect(card).to_be_visible(timeout=10_000)
+        message = await card.get_by_label("Message (optional)").bounding_box()
+        tile = await card.get_by_role("button", name="Ship").bounding_box()
+        assert message is not None
+        assert tile is not None
+        assert message["y"] + message["height"] <= tile["y"], "the message box comes before the one-click tiles"
+        await card.get_by_label("Message (optional)").fill("after the freeze")
+        await card.get_by_role("button", name="Ship").click()
+        result = (await asyncio.wait_for(call, 15)).structured_content
+    assert result == {
+        "action": "selected",
+        "selectedOption": {"id": "a", "title": "Ship"},
+        "message": "after the freeze",
+    }
