@@ -4,24 +4,21 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from hookbridge_site.admin import RecordAdmin
 from hookbridge_site.formatting import duration
 from hooks.models import HookRun, HookRunDirectory
 
 
-class HookRunDirectoryInline(admin.StackedInline[HookRunDirectory, HookRun]):
+class HookRunDirectoryInline(RecordAdmin, admin.StackedInline[HookRunDirectory, HookRun]):
     model = HookRunDirectory
     extra = 0
-    can_delete = False
     fields = readonly_fields = (
         "directory", "status", "exit_code", "started_at", "duration_seconds", "output_bytes", "output_cut", "output",
     )  # fmt: skip
 
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
 
 @admin.register(HookRun)
-class HookRunAdmin(admin.ModelAdmin[HookRun]):
+class HookRunAdmin(RecordAdmin, admin.ModelAdmin[HookRun]):
     """Runs are a record of what agents ran: readable, never edited."""
 
     list_display = ["tool", "target", "status", "caller_name", "started_at", "duration_display", "failed_dirs"]
@@ -44,9 +41,3 @@ class HookRunAdmin(admin.ModelAdmin[HookRun]):
     @admin.display(description="Failed directories")
     def failed_dirs(self, run: HookRun) -> str:
         return f"{run.failed_count} of {len(run.directories.all())}"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False

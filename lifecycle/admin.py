@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.http import HttpRequest
 
+from hookbridge_site.admin import RecordAdmin
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 
 
 @admin.register(LifecycleEvent)
-class LifecycleEventAdmin(admin.ModelAdmin[LifecycleEvent]):
+class LifecycleEventAdmin(RecordAdmin, admin.ModelAdmin[LifecycleEvent]):
     list_display = [
         "event_type",
         "phase_number",
@@ -21,25 +21,15 @@ class LifecycleEventAdmin(admin.ModelAdmin[LifecycleEvent]):
     search_fields = ["phase_name", "phase_number", "asker_name"]
     date_hierarchy = "created_at"
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
 
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-
-class SessionEventInline(admin.TabularInline[SessionEvent, AgentSession]):
+class SessionEventInline(RecordAdmin, admin.TabularInline[SessionEvent, AgentSession]):
     model = SessionEvent
     extra = 0
-    can_delete = False
     fields = readonly_fields = ("type", "data", "created_at")
-
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(AgentSession)
-class AgentSessionAdmin(admin.ModelAdmin[AgentSession]):
+class AgentSessionAdmin(RecordAdmin, admin.ModelAdmin[AgentSession]):
     list_display = ["__str__", "project", "owner_name", "progress", "phase", "success", "created_at", "closed_at"]
     list_filter = ["project", "owner_name", "phase", "success", "created_at"]
     search_fields = ["name", "project", "owner_name", "status_message", "response"]

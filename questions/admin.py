@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
+from hookbridge_site.admin import RecordAdmin
 from hookbridge_site.formatting import duration
 from questions import exports
 from questions.models import Answer, Question
@@ -31,18 +32,14 @@ class StructuredAnswer:
         return pretty_json(obj.data)
 
 
-class AnswerInline(StructuredAnswer, admin.StackedInline[Answer, Question]):
+class AnswerInline(RecordAdmin, StructuredAnswer, admin.StackedInline[Answer, Question]):
     model = Answer
     extra = 0
-    can_delete = False
     fields = readonly_fields = ANSWER_FIELDS
-
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin[Question]):
+class QuestionAdmin(RecordAdmin, admin.ModelAdmin[Question]):
     list_display = ["__str__", "kind", "asker_name", "status", "answered_by", "time_to_answer", "created_at"]
     list_filter = ["status", "kind", "asker_name", "answer__answered_by", "session__project", "session", "created_at"]
     actions = ["export_csv", "export_json"]
@@ -79,21 +76,12 @@ class QuestionAdmin(admin.ModelAdmin[Question]):
     def details(self, obj: Question) -> str:
         return pretty_json(obj.payload)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
 
 @admin.register(Answer)
-class AnswerAdmin(StructuredAnswer, admin.ModelAdmin[Answer]):
+class AnswerAdmin(RecordAdmin, StructuredAnswer, admin.ModelAdmin[Answer]):
     list_display = ["question", "text", "answered_by", "source", "remote_addr", "created_at"]
     list_filter = ["source", "answered_by", "created_at"]
     search_fields = ["text", "question__text", "answered_by"]
     date_hierarchy = "created_at"
     fields = readonly_fields = ("question", *ANSWER_FIELDS)
     list_select_related = ["question"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False

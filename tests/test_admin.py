@@ -3,10 +3,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions.models import Question
@@ -99,3 +102,32 @@ def test_an_answer_records_the_address_it_came_from(logged_in: Client, history: 
     question = Question.ask(asker=token, asker_name="agent-x", text="From where?", options=[])[0]
     logged_in.post(f"/questions/{question.pk}/answer", {"answer": "here"}, REMOTE_ADDR="203.0.113.7")
     assert Question.objects.get(pk=question.pk).answer.remote_addr == "203.0.113.7"
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "/admin/questions/question/{question}/change/",
+        "/admin/questions/answer/{answer}/change/",
+        "/admin/lifecycle/lifecycleevent/{event}/change/",
+        "/admin/lifecycle/agentsession/{session}/change/",
+    ],
+)
+def test_records_are_read_only_for_every_admin(admin_client: Client, history: Question, page: str) -> None:
+    event = LifecycleEvent.objects.get()
+    path = page.format(
+        question=history.pk, answer=history.answer.pk, event=event.pk, session=AgentSession.objects.get().pk
+    )
+    shown = admin_client.get(path)
+    assert shown.status_code == 200
+    assert 'name="_save"' not in shown.content.decode(), "no Save button"
+    assert "/delete/" not in shown.content.decode(), "no Delete link"
+    assert admin_client.get(path.replace("/change/", "/delete/")).status_code == 403
+    assert admin_client.post(path, {"text": "rewritten"}).status_code == 403
+    assert Question.objects.filter(pk=history.pk, text="Which region?").exists()
+
+
+def test_purge_still_removes_old_records(history: Question) -> None:
+    Question.objects.filter(pk=history.pk).update(created_at=timezone.now() - timedelta(days=100))
+    call_command("purge", "--older-than", "90d", stdout=io.StringIO())
+    assert not Question.objects.filter(pk=history.pk).exists()
