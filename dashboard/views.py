@@ -8,9 +8,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from dashboard import state
+from tokens.views import mcp_url
 
 
 @require_GET
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "dashboard/dashboard.html", state.context())
+    return render(request, "dashboard/dashboard.html", {**state.context(), "mcp_url": mcp_url(request)})

@@ -14,4 +14,5 @@ urlpatterns = [
     path("", include("questions.urls")),
     path("", include("lifecycle.urls")),
     path("", include("hooks.urls")),
+    path("", include("tokens.urls")),
 ]

@@ -45,6 +45,12 @@ def live_server_proc() -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="session")
+def empty_server() -> Iterator[LiveServer]:
+    """A worker no test asks questions of: its dashboard shows what a first run shows."""
+    yield from _serve()
+
+
+@pytest.fixture(scope="session")
 def short_hold_server() -> Iterator[LiveServer]:
     """A worker that gives up holding a call without a progress token after 1.5 s."""
     yield from _serve(HOOKBRIDGE_MAX_HOLD="1.5", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")

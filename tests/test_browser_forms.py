@@ -219,3 +219,20 @@ async def test_choose_next_asks_for_the_message_before_the_tiles(
         "selectedOption": {"id": "a", "title": "Ship"},
         "message": "after the freeze",
     }
+
+
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_a_first_run_says_how_to_connect_an_agent(
+    empty_server: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, empty_server)
+    connect = page.get_by_role("region", name="Connect an agent")
+    await expect(connect).to_contain_text(f"{empty_server.url}/mcp")
+    await connect.get_by_role("button", name="Create an agent token for me").click()
+    await expect(connect.get_by_role("status")).to_contain_text("shown only this once")
+    command = connect.locator("pre.command", has_text="claude mcp add")
+    await expect(command).to_contain_text("Authorization: Bearer hb_")
+    problems = await connect.evaluate(LAYOUT_PROBLEMS)
+    assert problems == [], problems
+    await page.screenshot(path=str(ARTIFACTS / f"first-run-{width}.png"), full_page=True)
