@@ -150,6 +150,13 @@ class Question(models.Model):
         return self.resolved_at - self.created_at
 
     @property
+    def waited_seconds(self) -> float | None:
+        """How long the question waited for its outcome (answer, dismissal, timeout...)."""
+        if self.resolved_at is None:
+            return None
+        return (self.resolved_at - self.created_at).total_seconds()
+
+    @property
     def is_pending(self) -> bool:
         return self.status == Status.PENDING
 

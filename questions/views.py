@@ -12,7 +12,9 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from questions.models import AlreadyResolved, Question, Status
+from questions import exports
+from questions.forms import HistoryFilter
+from questions.models import AlreadyResolved, Question
 from tokens.auth import client_address
 
 
@@ -65,10 +67,18 @@ def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
 @require_GET
 @login_required
 def history(request: HtmxHttpRequest) -> HttpResponse:
-    questions = Question.objects.resolved().select_related("answer")
-    status = request.GET.get("status", "")
-    if status in (Status.ANSWERED, Status.CANCELLED, Status.TIMED_OUT):
-        questions = questions.filter(status=status)
+    """Past questions, newest first, filtered; ?format=csv or json exports what the filters select."""
+    filters = HistoryFilter(request.GET)
+    questions = filters.questions()
+    export = request.GET.get("format")
+    if export in ("csv", "json"):
+        body = exports.as_csv(questions) if export == "csv" else exports.as_json(questions)
+        response = HttpResponse(body, content_type="text/csv" if export == "csv" else "application/json")
+        response["Content-Disposition"] = f'attachment; filename="hookbridge-history.{export}"'
+        return response
     page = Paginator(questions, 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"page": page, "filters": filters, "query": query.urlencode()}
     template = "questions/history.html#history-table" if request.htmx else "questions/history.html"
-    return render(request, template, {"page": page, "status": status, "statuses": Status})
+    return render(request, template, context)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 from django.test import Client
 
 from questions.models import CancelReason, Question
@@ -47,3 +49,62 @@ def test_it_shows_a_chosen_options_label(logged_in: Client, agent: tuple[AgentTo
     question = Question.ask(asker=token, asker_name=token.name, text="Drop invoices?", options=options)[0]
     question.record_answer(option="keep", by_token=token)
     assert "Keep the table (keep)" in logged_in.get("/history/").content.decode()
+
+
+def test_it_lists_newest_first_and_links_each_row_to_its_question(
+    logged_in: Client, agent: tuple[AgentToken, str]
+) -> None:
+    token = agent[0]
+    older = make(token, "Older one?")
+    older.record_answer("first", by_token=token)
+    newer = make(token, "Newer one?")
+    newer.record_answer("second", by_token=token)
+    page = logged_in.get("/history/").content.decode()
+    assert page.index("Newer one?") < page.index("Older one?")
+    assert f'href="/questions/{newer.pk}/"' in page
+
+
+def test_it_renders_markdown_sanitised(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    make(token, "Ship **now**? <script>alert(1)</script>").record_answer("yes", by_token=token)
+    page = logged_in.get("/history/").content.decode()
+    assert "<strong>now</strong>" in page
+    assert "<script>alert(1)</script>" not in page
+
+
+def test_it_finds_a_question_by_a_word_of_its_answer(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    make(token, "Which region?").record_answer("Frankfurt, close to the users", by_token=token)
+    make(token, "Which colour?").record_answer("Blue", by_token=token)
+    page = logged_in.get("/history/?q=frankfurt").content.decode()
+    assert "Which region?" in page
+    assert "Which colour?" not in page
+
+
+def test_it_filters_by_asker_and_date(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    other, _ = AgentToken.issue("agent-b")
+    make(token, "From a?").record_answer("x", by_token=token)
+    make(other, "From b?").record_answer("y", by_token=other)
+    page = logged_in.get("/history/?asker=agent-b").content.decode()
+    assert "From b?" in page
+    assert "From a?" not in page
+    assert "From a?" not in logged_in.get("/history/?until=2000-01-01").content.decode()
+
+
+def test_it_exports_the_filtered_rows(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    make(token, "Kept in the export?").record_answer("yes", by_token=token)
+    make(token, "Left out?").time_out()
+    response = logged_in.get("/history/?status=answered&format=json")
+    assert response["Content-Type"] == "application/json"
+    rows = json.loads(response.content)
+    assert [row["question"] for row in rows] == ["Kept in the export?"]
+    csv_body = logged_in.get("/history/?status=answered&format=csv").content.decode()
+    assert "Kept in the export?" in csv_body
+    assert "Left out?" not in csv_body
+
+
+def test_exports_need_a_login(client: Client, db: None) -> None:
+    response = client.get("/history/?format=csv")
+    assert response.status_code == 302
