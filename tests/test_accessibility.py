@@ -4,7 +4,7 @@ npm, tests/ts), no text below 12 px, nothing wider than the screen, no console e
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from playwright.async_api import Browser, ConsoleMessage, Page, expect
@@ -15,6 +15,11 @@ from tests.test_browser_forms import CARDS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
+SCREENS: list[tuple[int, int, Literal["light", "dark"]]] = [
+    (1440, 900, "light"),
+    (390, 844, "light"),
+    (1440, 900, "dark"),
+]
 PAGE_NAMES = ["dashboard", "question", "history", "sessions", "session"]
 AXE = ROOT / "tests" / "ts" / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -66,7 +71,7 @@ async def test_every_page_passes_axe(live_server_proc: LiveServer, browser: Brow
     async with live_server_proc.mcp("legacy", path="/mcp/maxsim+askme+clifford") as client:
         calls = [asyncio.create_task(client.call_tool(tool, arguments)) for _, tool, arguments, _ in CARDS]
         try:
-            for width, height, scheme in [(1440, 900, "light"), (390, 844, "light"), (1440, 900, "dark")]:
+            for width, height, scheme in SCREENS:
                 page = await browser.new_page(viewport={"width": width, "height": height}, color_scheme=scheme)
                 errors: list[str] = []
 
