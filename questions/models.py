@@ -177,29 +177,48 @@ class Question(models.Model):
         """What became of the question, for a person (the dashboard, the API's 409)."""
         return self.status_sentence(to_agent=False)
 
+    @property
+    def outcome_words(self) -> str:
+        """What became of the question, for people: "was answered by alice", "timed out without an answer"."""
+        if self.status == Status.ANSWERED:
+            return f"was answered by {self.answerer}"
+        if self.status == Status.TIMED_OUT:
+            return "timed out without an answer"
+        if self.cancel_reason == CancelReason.DISMISSED:
+            return f"was dismissed by {self.dismissed_by or 'a person'}"
+        if self.cancel_reason == CancelReason.AGENT_GONE:
+            return "was withdrawn: its agent stopped waiting and did not ask again"
+        if self.status == Status.CANCELLED:
+            return f"was cancelled ({self.get_cancel_reason_display().lower()})"
+        return "is pending"
+
+    @property
+    def answerer(self) -> str:
+        answer = getattr(self, "answer", None)
+        return answer.answered_by if answer else "someone"
+
+    @property
+    def short_title(self) -> str:
+        """The question in a few words, for toasts and banners: its title, or its first line."""
+        text = str(self.payload.get("title") or self.text).strip()
+        first = text.splitlines()[0] if text else ""
+        return first if len(first) <= 80 else first[:79] + "…"
+
     def status_sentence(self, *, to_agent: bool) -> str:
         """The question's state in one sentence; `to_agent`: worded for the agent that asked, saying what to do."""
         qid = self.pk
-        dismissed = self.status == Status.CANCELLED and self.cancel_reason == CancelReason.DISMISSED
-        if self.status == Status.ANSWERED:
-            answer = getattr(self, "answer", None)
-            return f"Question {qid} was already answered by {answer.answered_by if answer else 'someone'}."
-        if dismissed and to_agent:
+        if to_agent and self.cancel_reason == CancelReason.DISMISSED:
             return (
                 f"Your request was dismissed by {self.dismissed_by or 'a person'} without an answer. "
                 "Do not wait for help on it: proceed on your own judgement."
             )
-        if dismissed:
-            return f"Question {qid} was dismissed by {self.dismissed_by or 'a person'}."
-        if self.status == Status.TIMED_OUT and to_agent:
+        if to_agent and self.status == Status.TIMED_OUT:
             return f"No answer came in time: question {qid} timed out. Proceed on your own judgement."
-        if self.status == Status.TIMED_OUT:
-            return f"Question {qid} timed out without an answer."
-        if self.status == Status.CANCELLED and self.cancel_reason == CancelReason.AGENT_GONE and not to_agent:
-            return f"Question {qid} was withdrawn: its agent stopped waiting and did not ask again."
-        if self.status == Status.CANCELLED:
+        if to_agent and self.status == Status.CANCELLED:
             return f"Question {qid} was cancelled ({self.get_cancel_reason_display().lower()})."
-        return f"Question {qid} is pending."
+        if self.status == Status.ANSWERED:
+            return f"Question {qid} was already answered by {self.answerer}."
+        return f"Question {qid} {self.outcome_words}."
 
     @classmethod
     def ask(

@@ -45,6 +45,37 @@ document.addEventListener("htmx:load", (event) => {
   }
 });
 
+// A question answered, dismissed or withdrawn elsewhere: its card's banner arrives (questions/card.html#question-removed).
+// A card nobody touched goes; one with something typed or ticked stays, read-only, until its Close is clicked, so
+// nothing a person wrote vanishes under their hands.
+function touched(card) {
+  return [...card.querySelectorAll("textarea, input")].some((field) =>
+    field.type === "checkbox" || field.type === "radio" ? field.checked : field.value.trim() !== "");
+}
+
+// On htmx:load, which the banner gets once swapped in (oobAfterSwap fires on the element it replaced, detached).
+document.addEventListener("htmx:load", (event) => {
+  const banner = event.detail.elt;
+  if (!(banner instanceof Element) || !banner.matches(".resolution")) return;
+  const card = banner.closest("article.question");
+  if (!card) return;
+  if (!touched(card)) {
+    card.remove();
+    return;
+  }
+  card.classList.add("closed");
+  card.removeAttribute("data-question-id");
+  for (const field of card.querySelectorAll("textarea, input[type=text]")) field.readOnly = true;
+  for (const control of card.querySelectorAll("button:not(.close-card), input[type=checkbox], input[type=radio]")) {
+    control.disabled = true;
+  }
+});
+
+document.addEventListener("click", (event) => {
+  const close = event.target.closest && event.target.closest(".close-card");
+  if (close) close.closest("article.question").remove();
+});
+
 // Opt-in browser notifications and a short sound when a question arrives.
 function notifyEnabled() {
   return localStorage.getItem("hookbridge-notify") === "on" && "Notification" in window

@@ -22,7 +22,7 @@ def test_it_records_an_option_and_says_where_it_went(logged_in: Client, question
     response = logged_in.post(url(question), {"option": "yes"}, headers={"HX-Request": "true"})
     assert response.status_code == 200
     assert 'hx-swap-oob="beforeend"' in response.text
-    assert "Answer sent to agent-a." in response.text
+    assert "Answer sent to agent-a: “Deploy?”" in response.text
     question.refresh_from_db()
     assert (question.status, question.answer.text, question.answer.answered_by) == (
         "answered",

@@ -236,3 +236,36 @@ async def test_a_first_run_says_how_to_connect_an_agent(
     problems = await connect.evaluate(LAYOUT_PROBLEMS)
     assert problems == [], problems
     await page.screenshot(path=str(ARTIFACTS / f"first-run-{width}.png"), full_page=True)
+
+
+async def test_a_card_answered_elsewhere_keeps_what_was_typed_read_only(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    typed_text, untouched_text = "Kept: which region for the cache?", "Kept: which colour for the logo?"
+    async with live_server_proc.mcp("legacy") as client:
+        typed_call = asyncio.create_task(client.call_tool("ask_question", {"question": typed_text}))
+        untouched_call = asyncio.create_task(client.call_tool("ask_question", {"question": untouched_text}))
+        typed = page.locator("article.question", has_text=typed_text)
+        untouched = page.locator("article.question", has_text=untouched_text)
+        await expect(typed).to_be_visible(timeout=10_000)
+        await expect(untouched).to_be_visible(timeout=10_000)
+        await typed.get_by_label("Your answer").fill("eu-west-1, I think, because")
+
+        for text in (typed_text, untouched_text):
+            question = await live_server_proc.wait_for_question(text)
+            assert (await live_server_proc.answer_via_api(question["id"], "eu-central-1")).status_code == 200
+        await asyncio.wait_for(asyncio.gather(typed_call, untouched_call), 15)
+
+    await expect(untouched).to_have_count(0)  # nothing typed: it simply goes
+    banner = typed.get_by_role("status").filter(has_text="was answered by answer-bot: eu-central-1")
+    await expect(banner).to_be_visible()
+    await expect(banner).to_contain_text(typed_text)
+    field = typed.get_by_label("Your answer")
+    await expect(field).to_have_value("eu-west-1, I think, because")
+    await expect(field).not_to_be_editable()
+    await expect(typed.get_by_role("button", name="Send answer")).to_be_disabled()
+    await page.screenshot(path=str(ARTIFACTS / "card-answered-elsewhere-390.png"), full_page=True)
+    await banner.get_by_role("button", name="Close").click()
+    await expect(typed).to_have_count(0)

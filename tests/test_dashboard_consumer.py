@@ -71,7 +71,10 @@ async def test_it_pushes_new_and_resolved_questions() -> None:
 
     await database_sync_to_async(question.cancel)(CancelReason.CLIENT_DISCONNECTED)
     removed = await communicator.receive_from(timeout=5)
-    assert f'<article id="question-{question.pk}" hx-swap-oob="delete">' in removed
+    assert (
+        f'<p id="resolution-{question.pk}" class="resolution outcome-cancelled" role="status" hx-swap-oob="true">'
+        in removed
+    )
     assert "client disconnected" in removed
     await communicator.disconnect()
 

@@ -23,7 +23,8 @@ TIMED_OUT = -32001  # the TypeScript SDK's RequestTimeout
 
 
 def deleted(question_id: str) -> str:
-    return f'id="question-{question_id}" hx-swap-oob="delete"'
+    """The card's banner saying what became of it: the card leaves, or turns read-only if typed into."""
+    return f'id="resolution-{question_id}" class="resolution'
 
 
 def marked_left(question_id: str) -> str:
