@@ -24,7 +24,7 @@ TIMED_OUT = -32001  # the TypeScript SDK's RequestTimeout
 
 def deleted(question_id: str) -> str:
     """The card's banner saying what became of it: the card leaves, or turns read-only if typed into."""
-    return f'id="resolution-{question_id}" class="resolution'
+    return f'id="resolution-{question_id}" class="resolution outcome-'
 
 
 def marked_left(question_id: str) -> str:

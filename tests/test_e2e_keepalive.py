@@ -79,7 +79,7 @@ async def test_an_unanswered_question_times_out_and_leaves_every_dashboard(
         await receive_until(dashboard, 'id="question-list"')
         async with timeout_server.mcp("legacy") as client:
             result = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 10)
-        removed = await receive_until(dashboard, 'class="resolution')
+        removed = await receive_until(dashboard, 'class="resolution outcome-')
         assert "timed out" in removed
     assert result.is_error
     assert result.structured_content is not None

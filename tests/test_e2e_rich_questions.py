@@ -252,7 +252,7 @@ async def test_an_askme_question_times_out_and_leaves_the_dashboard(askme_timeou
         await receive_until(dashboard, 'id="question-list"')
         async with askme_timeout_server.mcp("legacy", path="/mcp/askme") as client:
             result = await asyncio.wait_for(client.call_tool("ask-one-question", {"question": text}), 10)
-        removed = await receive_until(dashboard, 'class="resolution')
+        removed = await receive_until(dashboard, 'class="resolution outcome-')
     assert "timed out" in removed
     assert result.is_error
     assert result.structured_content is not None

@@ -71,7 +71,7 @@ async def test_a_dashboard_on_one_worker_sees_questions_and_events_from_the_othe
             assert "QA" in bar
             question = await worker_a.wait_for_question(text)
             await worker_a.answer_via_api(question["id"], "seen")
-            await receive_until(dashboard, f'id="resolution-{question["id"]}" class="resolution')
+            await receive_until(dashboard, f'id="resolution-{question["id"]}" class="resolution outcome-')
             assert (await asyncio.wait_for(call, 10)).structured_content == {"answer": "seen"}
 
 
@@ -132,7 +132,7 @@ async def test_a_cancel_on_the_other_worker_reaches_only_its_own_connections_cal
         gone = await worker_b.wait_for_question("Team: cancel mine?")
         question = await worker_b.wait_for_question("Team: keep mine?")
         cancelled.cancel()  # the SDK sends notifications/cancelled ("caller cancelled")
-        await receive_until(dashboard, f'id="resolution-{gone["id"]}" class="resolution', timeout=5)
+        await receive_until(dashboard, f'id="resolution-{gone["id"]}" class="resolution outcome-', timeout=5)
         assert balancer.rerouted == 1
         await asyncio.sleep(1)
         assert not kept.done()
