@@ -74,6 +74,7 @@ document.addEventListener("htmx:load", (event) => {
 document.addEventListener("click", (event) => {
   const close = event.target.closest && event.target.closest(".close-card");
   if (close) close.closest("article.question").remove();
+  if (event.target.closest && event.target.closest("[data-shortcuts]")) toggleShortcuts();
 });
 
 // Opt-in browser notifications and a short sound when a question arrives.
@@ -117,3 +118,77 @@ function announce(card) {
     // No sound is no reason to miss the notification.
   }
 }
+
+// Keyboard: j/k move between cards, 1–9 pick an option on the current card, Ctrl/Cmd+Enter sends it,
+// ? shows the keys. Keys typed into a text field stay there, but for Ctrl/Cmd+Enter.
+function cards() {
+  return [...document.querySelectorAll("#question-list > article.question:not(.closed)")];
+}
+
+function currentCard() {
+  const active = document.activeElement;
+  return (active && active.closest && active.closest("article.question:not(.closed)")) || null;
+}
+
+function selectCard(card) {
+  if (!card) return;
+  card.setAttribute("tabindex", "-1");
+  card.focus();
+  card.scrollIntoView({ block: "nearest" });
+}
+
+function pick(card, number) {
+  const group = (document.activeElement && document.activeElement.closest(".scale, fieldset")) || card;
+  const radios = [...group.querySelectorAll("input[type=radio]")];
+  if (radios.length) {  // a rating on the scale the focus is in (the first one when none is)
+    const scale = radios[0].closest(".scale");
+    const choice = [...scale.querySelectorAll("input[type=radio]")][number - 1];
+    if (choice) { choice.checked = true; choice.focus(); }
+    return;
+  }
+  const boxes = [...card.querySelectorAll("input[type=checkbox]")];
+  if (boxes.length) {
+    const box = boxes[number - 1];
+    if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }
+    return;
+  }
+  const choice = [...card.querySelectorAll("button.option, button.tile")][number - 1];
+  if (choice) choice.click();  // an option or a tile answers at once, as a click does
+}
+
+function send(card) {
+  const form = card.querySelector("form");
+  const button = form && (form.querySelector("button.primary") || form.querySelector("button[type=submit]"));
+  // A click, not requestSubmit(): htmx takes the pressed button's name and value (completionStatus) from it.
+  if (button && !button.disabled) button.click();
+}
+
+function toggleShortcuts() {
+  const dialog = document.getElementById("shortcuts");
+  if (!dialog) return;
+  if (dialog.open) dialog.close(); else dialog.showModal();
+}
+
+document.addEventListener("keydown", (event) => {
+  const typing = event.target.closest && event.target.closest("textarea, input:not([type=checkbox]):not([type=radio]), select");
+  if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+    const card = currentCard();
+    if (card) { event.preventDefault(); send(card); }
+    return;
+  }
+  if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === "?") { event.preventDefault(); toggleShortcuts(); return; }
+  if (event.key === "j" || event.key === "k") {
+    const all = cards();
+    if (!all.length) return;
+    const index = all.indexOf(currentCard());
+    const next = index < 0 ? 0 : Math.min(Math.max(index + (event.key === "j" ? 1 : -1), 0), all.length - 1);
+    event.preventDefault();
+    selectCard(all[next]);
+    return;
+  }
+  if (/^[1-9]$/.test(event.key)) {
+    const card = currentCard();
+    if (card) { event.preventDefault(); pick(card, Number(event.key)); }
+  }
+});

@@ -269,3 +269,49 @@ async def test_a_card_answered_elsewhere_keeps_what_was_typed_read_only(
     await page.screenshot(path=str(ARTIFACTS / "card-answered-elsewhere-390.png"), full_page=True)
     await banner.get_by_role("button", name="Close").click()
     await expect(typed).to_have_count(0)
+
+
+async def test_a_person_answers_with_the_keyboard_alone(live_server_proc: LiveServer, browser: Browser) -> None:
+    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    await log_in(page, live_server_proc)
+    choices = {"questions": [{"text": "Keys: which shells?", "options": ["bash", "zsh", "fish"]}]}
+    options = [{"value": "a", "label": "Alpha"}, {"value": "b", "label": "Beta"}]
+    async with live_server_proc.mcp("legacy", path="/mcp/maxsim+askme") as client:
+        ticked = asyncio.create_task(client.call_tool("ask-multiple-choice", choices))
+        await expect(page.locator("article.question", has_text="Keys: which shells?")).to_be_visible(timeout=10_000)
+        picked = asyncio.create_task(
+            client.call_tool("ask_question", {"question": "Keys: which one?", "options": options})
+        )
+        await expect(page.locator("article.question", has_text="Keys: which one?")).to_be_visible(timeout=10_000)
+
+        await page.keyboard.press("?")
+        await expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+        await page.keyboard.press("Escape")
+        await expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_hidden()
+
+        # Cards are in asking order: j selects the first (the multiple choice), j again the next.
+        for key in ["j", "1", "3", "Control+Enter"]:
+            await page.keyboard.press(key)
+        result = (await asyncio.wait_for(ticked, 15)).structured_content
+        assert result is not None
+        assert [s["option"] for s in result["answers"][0]["selections"]] == ["bash", "fish"]
+        assert result["completionStatus"] == "done"
+
+        for key in ["j", "2"]:
+            await page.keyboard.press(key)
+        assert (await asyncio.wait_for(picked, 15)).structured_content == {"answer": "b"}
+
+
+async def test_multiple_choice_takes_an_answer_of_ones_own(live_server_proc: LiveServer, browser: Browser) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    choices = {"questions": [{"text": "Other: which editor?", "options": ["vim", "emacs"]}]}
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("ask-multiple-choice", choices))
+        card = page.locator("article.question", has_text="Other: which editor?")
+        await expect(card).to_be_visible(timeout=10_000)
+        await card.get_by_label("Other").fill("helix")
+        await card.get_by_role("button", name="Submit — I'm done answering").click()
+        result = (await asyncio.wait_for(call, 15)).structured_content
+    assert result is not None
+    assert result["answers"][0] == {"question": "Other: which editor?", "selections": [], "other": "helix"}

@@ -23,6 +23,7 @@ class MultipleChoiceForm(AnswerForm):
             for j, _option in enumerate(sub["options"]):
                 self.fields[f"q{i}-o{j}"] = optional_text()
                 self.fields[f"q{i}-o{j}-comment"] = optional_text()
+            self.fields[f"q{i}-other"] = optional_text()
         self.fields["completionStatus"] = optional_text()
 
     def groups(self) -> list[dict[str, Any]]:
@@ -39,6 +40,8 @@ class MultipleChoiceForm(AnswerForm):
                     }
                     for j, option in enumerate(sub["options"])
                 ],
+                "other_name": f"q{i}-other",
+                "other": self.typed(f"q{i}-other"),
             }
             for i, sub in enumerate(self.question.payload["questions"])
         ]
@@ -55,7 +58,7 @@ class MultipleChoiceForm(AnswerForm):
                 for j, option in enumerate(sub["options"])
                 if self.cleaned_data[f"q{i}-o{j}"]
             ]
-            answers.append({"selections": selections})
+            answers.append({"selections": selections, "other": self.cleaned_data[f"q{i}-other"]})
         return {"completionStatus": self.cleaned_data["completionStatus"] or None, "answers": answers}, None
 
 
@@ -86,10 +89,16 @@ class MultipleChoice(StructuredKind):
                         f"answers[{index}].selections", f"{option!r} is not an option of question {index + 1}."
                     )
                 picked.append({"option": option, "comment": comment(selection.get("comment"))})
-            chosen_total += len(picked)
-            answers.append({"question": sub["text"], "selections": picked})
-            shown = "; ".join(f"{p['option']} ({p['comment']})" if p["comment"] else str(p["option"]) for p in picked)
-            lines.append(f"{sub['text']}: {shown or 'no selection'}")
+            answer: dict[str, Any] = {"question": sub["text"], "selections": picked}
+            shown = [f"{p['option']} ({p['comment']})" if p["comment"] else str(p["option"]) for p in picked]
+            # An answer of the person's own, beside the options: only in the result when given.
+            other = comment(entry.get("other"), f"answers[{index}].other")
+            if other:
+                answer["other"] = other
+                shown.append(f"Other: {other}")
+            chosen_total += len(shown)
+            answers.append(answer)
+            lines.append(f"{sub['text']}: {'; '.join(shown) or 'no selection'}")
         if chosen_total == 0:
             raise InvalidAnswer("answers", "Select at least one option.")
         lines.append("Done answering." if status == "done" else "Asked for more questions.")
