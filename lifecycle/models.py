@@ -188,6 +188,27 @@ class AgentSession(models.Model):
             return f"idle for {int(idle // 60)} minutes"
         return "working"
 
+    @property
+    def finished(self) -> bool:
+        return self.completed_at is not None or self.closed_at is not None or self.state() == "failed"
+
+    def headline(self) -> tuple[str, str]:
+        """(tone, sentence): the one thing the session page says first; the final state wins over anything earlier."""
+        if self.completed_at is not None:
+            at = timezone.localtime(self.completed_at).strftime("%H:%M:%S")
+            if self.success:
+                return "ok", f"Completed successfully at {at}."
+            return "fail", f"Completed without success at {at}."
+        if self.last_error and not self.error_recoverable:
+            return "fail", f"Failed: {self.last_error}"
+        if self.closed_at is not None:
+            return "", f"Closed at {timezone.localtime(self.closed_at).strftime('%Y-%m-%d %H:%M:%S')}."
+        return "", ""
+
+    def error_history(self) -> list[SessionEvent]:
+        """Every error the agent reported, oldest first (the headline may repeat the last one)."""
+        return list(self.events.filter(type=SessionEventType.ERROR).order_by("created_at", "id"))
+
     def record(self, event_type: SessionEventType | str, **data: Any) -> SessionEvent:
         """Store one event and fold it into the session's state; pushed to every watcher on commit."""
         # Atomic and locked so two events for one session fold in one after the other,

@@ -9,6 +9,7 @@ few minutes and one of several hours both read well.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from datetime import datetime, timedelta
 from xml.sax.saxutils import escape, quoteattr
 
@@ -20,6 +21,7 @@ from lifecycle.models import AgentSession, EventType, SessionEventType
 
 WIDTH, LEFT, RIGHT = 900, 96, 40
 LANE, GAP = 22, 6
+QUESTION_ROW = 12
 TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400]
 
 
@@ -30,6 +32,25 @@ class Span:
     start: datetime
     end: datetime
     done: bool
+
+
+def _clock(moment: datetime) -> str:
+    return timezone.localtime(moment).strftime("%H:%M:%S")
+
+
+def _question_rows(questions: list[Any], now: datetime) -> dict[Any, int]:
+    """A row for each question: the first whose last question ended before this one was asked."""
+    rows: dict[Any, int] = {}
+    ends: list[datetime] = []
+    for question in questions:  # in asking order
+        until = question.resolved_at or now
+        row = next((i for i, end in enumerate(ends) if end <= question.created_at), len(ends))
+        if row == len(ends):
+            ends.append(until)
+        else:
+            ends[row] = until
+        rows[question.pk] = row
+    return rows
 
 
 def _spans(session: AgentSession, end: datetime) -> list[Span]:
@@ -75,6 +96,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
         return LEFT + plot * max(0.0, (moment - start).total_seconds()) / span_seconds
 
     spans = _spans(session, end)
+    rows = _question_rows(questions, now)
     lanes = [
         ("phase", "Phases"),
         ("plan", "Plans"),
@@ -82,7 +104,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
         ("question", "Questions"),
         ("error", "Errors"),
     ]
-    heights = {"progress": 3 * LANE}
+    heights = {"progress": 3 * LANE, "question": max(LANE, len(set(rows.values())) * QUESTION_ROW + 4)}
     top: dict[str, float] = {}
     y = 8.0
     for key, _ in lanes:
@@ -103,7 +125,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
         width = max(x1 - x0, 2.0)
         state = "completed" if span.done else "open"
         lasted = duration((span.end - span.start).total_seconds())
-        tip = f"{span.label}: {lasted}" + ("" if span.done else ", not completed")
+        tip = f"{span.label}: {lasted} from {_clock(span.start)}" + ("" if span.done else ", not completed")
         parts.append(
             f'<g class="{span.kind} {state}" data-label={quoteattr(span.label)}>'
             f'<rect x="{x0:.1f}" y="{top[span.kind]:.1f}" width="{width:.1f}" height="{LANE - 4}" rx="3">'
@@ -125,25 +147,34 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
             cy = base - heights["progress"] * e.data["percent"] / 100
             parts.append(
                 f'<circle class="progress-point" cx="{x(e.created_at):.1f}" cy="{cy:.1f}" r="2.5">'
-                f"<title>{e.data['percent']}%</title></circle>"
+                f"<title>{e.data['percent']}% at {_clock(e.created_at)}</title></circle>"
             )
+    # The progress lane's scale, at its right edge.
+    for percent, label_y in ((100, top["progress"] + 10), (0, base)):
+        parts.append(f'<text class="scale-label" x="{WIDTH - RIGHT + 4}" y="{label_y:.1f}">{percent}%</text>')
 
     for question in questions:
         until = question.resolved_at or now
         waited = (until - question.created_at).total_seconds()
         x0 = x(question.created_at)
         width = max(x(until) - x0, 3.0)
-        tip = f"Waited {duration(waited)} for a person: {question.text[:80]} ({question.get_status_display().lower()})"
+        tip = (
+            f"Asked at {_clock(question.created_at)}, waited {duration(waited)} for a person: {question.text[:80]} "
+            f"({question.get_status_display().lower()})"
+        )
+        # Questions open at the same time each get a row of their own, so none hides another.
+        row_y = top["question"] + rows[question.pk] * QUESTION_ROW
         parts.append(
             f'<rect class="question {question.status}" data-wait-seconds="{waited:.0f}" x="{x0:.1f}" '
-            f'y="{top["question"]:.1f}" width="{width:.1f}" height="{LANE - 4}" rx="3">'
+            f'y="{row_y:.1f}" width="{width:.1f}" height="{QUESTION_ROW - 3}" rx="2">'
             f"<title>{escape(tip)}</title></rect>"
         )
 
     for event in events:
         if event.type == SessionEventType.ERROR:
             ex = x(event.created_at)
-            tip = f"Error{' (recoverable)' if event.data.get('recoverable') else ''}: {event.data['error'][:120]}"
+            kind = "Error (recoverable)" if event.data.get("recoverable") else "Error"
+            tip = f"{kind} at {_clock(event.created_at)}: {event.data['error'][:120]}"
             parts.append(
                 f'<g class="error"><line x1="{ex:.1f}" x2="{ex:.1f}" y1="{top["phase"]:.1f}" y2="{axis_y:.1f}"/>'
                 f'<circle cx="{ex:.1f}" cy="{top["error"] + 9:.1f}" r="5"><title>{escape(tip)}</title></circle></g>'

@@ -113,3 +113,25 @@ def test_the_overview_costs_the_same_queries_for_many_sessions(
         AgentSession.open(token=token, name=f"Run {n}")
     with django_assert_max_num_queries(8):  # type: ignore[operator]
         assert logged_in.get("/sessions/").status_code == 200
+
+
+def test_the_session_page_says_one_thing_the_final_state(logged_in: Client, token: AgentToken) -> None:
+    session = AgentSession.open(token=token, name="Contradicting run")
+    session.record("status", message="Verifying the build", phase="verifying")
+    session.record("error", error="flaky test", recoverable=True)
+    session.record("complete", success=True)
+    page = logged_in.get(session.get_absolute_url()).content.decode()
+    state = page.split('id="session-state"', 1)[1].split("</section>", 1)[0]
+    headline = state.split('class="banner ', 1)[1].split("</p>", 1)[0]
+    assert "Completed successfully" in headline
+    assert state.count('class="banner') == 1, "one headline: an earlier error is history, not the state"
+    assert "1 error reported on the way" in state
+    assert "flaky test" in state.split('class="error-history"', 1)[1]
+    assert "Verifying the build" not in state, "an old status is not shown as the current one"
+
+
+def test_an_unrecoverable_error_is_the_headline_of_a_running_session(logged_in: Client, token: AgentToken) -> None:
+    session = AgentSession.open(token=token, name="Broken run")
+    session.record("error", error="disk full", recoverable=False)
+    page = logged_in.get(session.get_absolute_url()).content.decode()
+    assert 'class="banner fail" role="status">Failed: disk full' in page

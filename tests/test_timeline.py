@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timedelta
 
@@ -117,3 +118,24 @@ def test_phase_bars_keep_their_order_in_time(db: None) -> None:
     starts = [float(g.find(f"{SVG}rect").get("x", 0)) for g in svg.iter(f"{SVG}g") if "phase" in classes(g)]  # type: ignore[union-attr]
     assert starts == sorted(starts)
     assert len(set(starts)) == 3
+
+
+@pytest.mark.django_db
+def test_overlapping_questions_get_rows_of_their_own_and_every_mark_says_when() -> None:
+    session, start = seed(timedelta(minutes=30))
+    token = AgentToken.objects.get()
+    # A third question asked while the still-open second one waits: it must not hide under it.
+    Question.objects.create(
+        text="Q while another waits", asker=token, asker_name="agent-a", fingerprint="g", session=session,
+        created_at=start + timedelta(minutes=30) * 0.8,
+    )  # fmt: skip
+    svg = ET.fromstring(str(timeline.render(session)))
+    bars = {rect.findtext(f"{SVG}title", "").split(": ", 1)[1][:21]: float(rect.get("y", "0"))
+            for rect in svg.iter(f"{SVG}rect") if "question" in (rect.get("class") or "")}  # fmt: skip
+    assert bars["Q at 0.75 (pending)"[:21]] != bars["Q while another waits"], bars
+    assert bars["Q at 0.2 (answered)"[:21]] == bars["Q at 0.75 (pending)"[:21]], "a row is reused once free"
+    titles = [title.text or "" for title in svg.iter(f"{SVG}title")]
+    assert titles
+    assert all(re.search(r"\d\d:\d\d:\d\d", title) for title in titles), titles
+    labels = [text.text for text in svg.iter(f"{SVG}text") if text.get("class") == "scale-label"]
+    assert labels == ["100%", "0%"]
