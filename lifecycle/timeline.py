@@ -9,8 +9,8 @@ few minutes and one of several hours both read well.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from datetime import datetime, timedelta
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from django.utils import timezone
