@@ -8,8 +8,10 @@ from django.template.loader import render_to_string
 
 from hookbridge_site import runtime
 from hooks.models import HookRun
-from lifecycle.models import LifecycleEvent
+from lifecycle.models import AgentSession, LifecycleEvent
+from questions import kinds
 from questions.models import Question
+from tokens.models import AgentToken
 
 
 def runs_signature(runs: list[HookRun]) -> tuple[object, ...]:
@@ -19,13 +21,22 @@ def runs_signature(runs: list[HookRun]) -> tuple[object, ...]:
 
 def context() -> dict[str, Any]:
     """Everything the dashboard renders, read now; what it read is noted as seen by this process's dashboards."""
-    pending = list(Question.objects.pending())
+    pending = list(Question.objects.pending().select_related("session"))
     hook_runs = HookRun.recent()
     runtime.dashboard_pending_seen = {str(question.pk) for question in pending}
     runtime.dashboard_runs_seen = runs_signature(hook_runs)
     return {
         "pending": pending,
         "pending_count": len(pending),
+        # What the queue can be filtered by: the projects and agents that ask now or asked lately.
+        "projects": sorted(
+            {q.session.project for q in pending if q.session and q.session.project}
+            | set(AgentSession.objects.exclude(project="").values_list("project", flat=True)[:50])
+        ),
+        "agents": sorted(
+            {q.asker_name for q in pending} | set(AgentToken.objects.active().values_list("name", flat=True)[:50])
+        ),
+        "kinds": kinds.choices(),
         "last_event": LifecycleEvent.latest(),
         "hook_runs": hook_runs,
     }

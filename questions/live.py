@@ -21,7 +21,7 @@ from questions.models import Question, question_group
 
 @receiver(signals.question_asked)
 def question_asked(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
-    question = Question.objects.get(pk=question_id)
+    question = Question.objects.select_related("session").get(pk=question_id)
     html = render_to_string(
         "questions/card.html#question-added",
         {"question": question, "pending_count": Question.objects.pending().count()},

@@ -10,6 +10,68 @@ function setConnection(state, text) {
   }
 }
 
+// Ages read "3 min ago" and stay current; the exact time is in each one's title.
+function relative(seconds) {
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min ago`;
+  return `${Math.floor(seconds / 86400)} days ago`;
+}
+
+function refreshAges() {
+  for (const time of document.querySelectorAll("time[data-relative]")) {
+    const asked = Date.parse(time.getAttribute("datetime"));
+    if (!Number.isNaN(asked)) time.textContent = relative(Math.max(0, (Date.now() - asked) / 1000));
+  }
+}
+document.addEventListener("DOMContentLoaded", refreshAges);
+document.addEventListener("htmx:load", refreshAges);
+setInterval(refreshAges, 30_000);
+
+// The queue's filters and grouping live in the URL (a filtered view can be bookmarked); new cards pushed
+// over the WebSocket are filtered as they arrive.
+const FILTERS = { project: "project", agent: "asker", kind: "kind" };
+
+function applyFilters() {
+  const form = document.querySelector(".queue-filters");
+  const list = document.getElementById("question-list");
+  if (!form || !list) return;
+  const params = new URLSearchParams(location.search);
+  let shown = 0;
+  for (const card of list.querySelectorAll("article.question")) {
+    const match = Object.entries(FILTERS).every(([param, data]) => !params.get(param) || card.dataset[data] === params.get(param));
+    card.hidden = !match;
+    if (match) shown += 1;
+    const group = params.get("group");
+    card.style.order = group ? String([...new Set([...list.querySelectorAll("article.question")].map((c) => c.dataset[group] || ""))].sort().indexOf(card.dataset[group] || "")) : "";
+  }
+  const none = document.querySelector(".filtered-out");
+  if (none) none.hidden = shown > 0 || !list.querySelector("article.question");
+}
+
+function loadFilters() {
+  const form = document.querySelector(".queue-filters");
+  if (!form) return;
+  const params = new URLSearchParams(location.search);
+  for (const select of form.querySelectorAll("select")) {
+    const wanted = params.get(select.name) || "";
+    if (wanted && ![...select.options].some((option) => option.value === wanted)) select.add(new Option(wanted, wanted));
+    select.value = wanted;
+  }
+  applyFilters();
+}
+
+document.addEventListener("change", (event) => {
+  const form = event.target.closest && event.target.closest(".queue-filters");
+  if (!form) return;
+  const params = new URLSearchParams();
+  for (const select of form.querySelectorAll("select")) if (select.value) params.set(select.name, select.value);
+  history.replaceState(null, "", params.toString() ? `?${params}` : location.pathname);
+  applyFilters();
+});
+document.addEventListener("DOMContentLoaded", loadFilters);
+document.addEventListener("htmx:load", applyFilters);
+
 // A toast that has faded out leaves the page, so toasts do not pile up.
 document.addEventListener("animationend", (event) => {
   if (event.target.classList && event.target.classList.contains("toast")) {

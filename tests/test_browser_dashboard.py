@@ -1,0 +1,56 @@
+"""The dashboard for a team, in Debian's chromium: who asks from where and when, and a queue filtered in the URL."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from tests.live import LiveServer
+from tests.test_browser import ARTIFACTS, log_in
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+
+async def test_a_filtered_queue_is_in_the_url_and_stays_filtered_live(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    guid = await live_server_proc.open_session(token_name="agent-b", name="Docs run", project="docs")
+    async with (
+        live_server_proc.mcp("legacy", token_name="agent-a") as a,
+        live_server_proc.mcp("legacy", token_name="agent-b") as b,
+    ):
+        from_b = asyncio.create_task(b.call_tool("ask_question", {"question": "Filter: from b?"}))
+        card_b = page.locator("article.question", has_text="Filter: from b?")
+        await expect(card_b).to_be_visible(timeout=10_000)
+        await expect(card_b.locator(".session-link")).to_have_text("docs · Docs run")
+        await expect(card_b.locator("time")).to_have_text("just now")
+        await expect(card_b.locator("time")).to_have_attribute(
+            "title", re.compile(r"^Asked \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
+        )
+
+        await page.goto(f"{live_server_proc.url}/?agent=agent-b")  # a bookmarked view
+        await expect(page.locator("#connection")).to_have_text("live")
+        await expect(page.locator(".queue-filters select[name=agent]")).to_have_value("agent-b")
+        from_a = asyncio.create_task(a.call_tool("ask_question", {"question": "Filter: from a?"}))
+        question_a = await live_server_proc.wait_for_question("Filter: from a?")
+        card_a = page.locator(f"#question-{question_a['id']}")
+        await expect(card_a).to_be_attached(timeout=10_000)  # pushed live...
+        await expect(card_a).to_be_hidden()  # ...and filtered out
+        await expect(page.locator("article.question", has_text="Filter: from b?")).to_be_visible()
+
+        await page.locator(".queue-filters select[name=project]").select_option("docs")
+        assert "project=docs" in page.url
+        await page.locator(".queue-filters select[name=agent]").select_option("")
+        await expect(card_a).to_be_hidden()  # agent-a's question belongs to no docs session
+        await page.screenshot(path=str(ARTIFACTS / "dashboard-filtered-390.png"), full_page=True)
+
+        for question in ("Filter: from a?", "Filter: from b?"):
+            asked = await live_server_proc.wait_for_question(question)
+            assert (await live_server_proc.answer_via_api(asked["id"], "ok")).status_code == 200
+        await asyncio.wait_for(asyncio.gather(from_a, from_b), 15)
+    assert guid
