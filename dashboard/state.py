@@ -37,7 +37,7 @@ def context() -> dict[str, Any]:
             {q.asker_name for q in pending} | set(AgentToken.objects.active().values_list("name", flat=True)[:50])
         ),
         "kinds": kinds.choices(),
-        "last_event": LifecycleEvent.latest(),
+        "agents_now": LifecycleEvent.latest_per_agent(),
         "hook_runs": hook_runs,
     }
 

@@ -33,7 +33,7 @@ def event_recorded(sender: Any, event: LifecycleEvent, **kwargs: Any) -> None:
 
 def _status_bar() -> list[broadcast.Push]:
     html = render_to_string(
-        "lifecycle/status_bar.html#status-bar", {"last_event": LifecycleEvent.latest(), "oob": True}
+        "lifecycle/status_bar.html#status-bar", {"agents_now": LifecycleEvent.latest_per_agent(), "oob": True}
     )
     return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
 

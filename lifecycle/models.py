@@ -5,6 +5,7 @@ Changes are announced with lifecycle.signals on commit; lifecycle.live pushes th
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +15,9 @@ from django.utils import timezone
 from hookbridge_site.signals import send_on_commit
 from lifecycle import signals
 from tokens.models import AgentToken
+
+# How long an agent that reported nothing new still has its row in the status bar.
+STATUS_WINDOW = timedelta(hours=1)
 
 
 class EventType(models.TextChoices):
@@ -49,6 +53,31 @@ class LifecycleEvent(models.Model):
     @classmethod
     def latest(cls) -> LifecycleEvent | None:
         return cls.objects.order_by("-created_at", "-id").first()
+
+    @classmethod
+    def latest_per_agent(cls, *, within: timedelta = STATUS_WINDOW, limit: int = 12) -> list[LifecycleEvent]:
+        """The newest event of each agent at work: per open session, or per agent where it opened none.
+
+        For the status bar: one row per agent, not the newest event from anyone. Agents silent for
+        longer than `within`, and finished sessions, drop out; with nobody at work, the newest event.
+        """
+        recent = (
+            cls.objects.filter(created_at__gte=timezone.now() - within)
+            .select_related("session")
+            .order_by("-created_at", "-id")[:500]
+        )
+        rows: list[LifecycleEvent] = []
+        seen: set[object] = set()
+        for event in recent:
+            key = event.session_id or ("agent", event.asker_id, event.asker_name)
+            finished = event.session is not None and (event.session.completed_at or event.session.closed_at)
+            if key in seen or finished:
+                continue
+            seen.add(key)
+            rows.append(event)
+        if not rows and (newest := cls.latest()) is not None:
+            rows.append(newest)
+        return rows[:limit]
 
     @classmethod
     def record(cls, *, asker: AgentToken | None, asker_name: str, **fields: object) -> LifecycleEvent:

@@ -1,0 +1,48 @@
+"""The status bar: one row per agent at work (its newest event), not the newest event from anyone."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from lifecycle.models import AgentSession, LifecycleEvent
+from tokens.models import AgentToken
+
+
+@pytest.mark.django_db
+def test_it_keeps_the_newest_event_of_each_agent() -> None:
+    a, _ = AgentToken.issue("agent-a")
+    b, _ = AgentToken.issue("agent-b")
+    LifecycleEvent.record(asker=a, asker_name="agent-a", event_type="phase-started", phase_name="A1")
+    LifecycleEvent.record(asker=b, asker_name="agent-b", event_type="phase-started", phase_name="B1")
+    LifecycleEvent.record(asker=a, asker_name="agent-a", event_type="task-started", phase_name="A2")
+    rows = LifecycleEvent.latest_per_agent()
+    assert [(row.asker_name, row.phase_name) for row in rows] == [("agent-a", "A2"), ("agent-b", "B1")]
+
+
+@pytest.mark.django_db
+def test_finished_sessions_and_silent_agents_drop_out() -> None:
+    a, _ = AgentToken.issue("agent-a")
+    b, _ = AgentToken.issue("agent-b")
+    done = AgentSession.open(token=a, name="Done run")
+    LifecycleEvent.record(asker=a, asker_name="agent-a", event_type="phase-started", phase_name="Old run")
+    done.record("complete", success=True)
+    silent = LifecycleEvent.record(asker=b, asker_name="agent-b", event_type="phase-started", phase_name="Long ago")
+    LifecycleEvent.objects.filter(pk=silent.pk).update(created_at=timezone.now() - timedelta(hours=2))
+    running = AgentSession.open(token=b, name="New run")
+    LifecycleEvent.record(asker=b, asker_name="agent-b", event_type="plan-started", phase_name="Now")
+    rows = LifecycleEvent.latest_per_agent()
+    assert [(row.session_id, row.phase_name) for row in rows] == [(running.pk, "Now")]
+
+
+def test_the_dashboard_shows_a_row_per_agent(logged_in: Client) -> None:
+    for name in ("agent-a", "agent-b"):
+        token, _ = AgentToken.issue(name)
+        LifecycleEvent.record(asker=token, asker_name=name, event_type="phase-started", phase_name=f"{name} phase")
+    bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
+    assert bar.count("<li>") == 2
+    assert "agent-a phase" in bar
+    assert "agent-b phase" in bar
