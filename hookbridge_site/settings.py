@@ -184,6 +184,8 @@ HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
 # How long a question stays answerable after its agent stopped waiting (its own timeout,
 # a dropped connection, a restart): agents usually ask again, and the re-ask gets the answer.
 HOOKBRIDGE_REATTACH_WINDOW = required_seconds("HOOKBRIDGE_REATTACH_WINDOW", 1800.0)
+# How long "<name> is answering" shows on every dashboard after the person's last keystroke in the card.
+HOOKBRIDGE_CLAIM_SECONDS = required_seconds("HOOKBRIDGE_CLAIM_SECONDS", 180.0)
 # The Ask-Me set times out as the original server does; "none" falls back to the server default.
 HOOKBRIDGE_ASKME_TIMEOUT = env_seconds_or_none("HOOKBRIDGE_ASKME_TIMEOUT", 300.0, none=HOOKBRIDGE_QUESTION_TIMEOUT)
 # Slack-compatible incoming webhook told of every new question (empty: none).

@@ -47,6 +47,13 @@ def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -
     _touch_session(question)
 
 
+@receiver(signals.question_claimed)
+def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
+    """Only the card's claim line changes: a person typing into the card elsewhere keeps what they typed."""
+    question = Question.objects.get(pk=question_id)
+    broadcast.to_dashboards(render_to_string("questions/card.html#claim", {"question": question, "oob": True}))
+
+
 @receiver(signals.questions_changed)
 def dashboards_resync(sender: Any, **kwargs: Any) -> None:
     """Every open dashboard fetches its whole current state (after a change to many questions at once)."""

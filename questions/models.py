@@ -128,6 +128,10 @@ class Question(models.Model):
     session = models.ForeignKey(
         "lifecycle.AgentSession", null=True, blank=True, on_delete=models.SET_NULL, related_name="questions"
     )
+    # Who said they are answering it, and when (renewed while they type): every dashboard shows it
+    # until HOOKBRIDGE_CLAIM_SECONDS pass without activity. Anyone may still answer: the first answer wins.
+    claimed_by = models.CharField(max_length=150, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     objects = QuestionQuerySet.as_manager()
 
@@ -148,6 +152,31 @@ class Question(models.Model):
         if self.status != Status.ANSWERED or self.resolved_at is None:
             return None
         return self.resolved_at - self.created_at
+
+    @property
+    def claim_expires(self) -> Any:
+        """When the current claim lapses; None when nobody claims the question."""
+        if not self.claimed_by or self.claimed_at is None:
+            return None
+        return self.claimed_at + timedelta(seconds=settings.HOOKBRIDGE_CLAIM_SECONDS)
+
+    @property
+    def claimed_now(self) -> bool:
+        expires = self.claim_expires
+        return expires is not None and expires > timezone.now()
+
+    def claim(self, by: str) -> None:
+        """`by` is answering (or still is): every dashboard shows it until the claim lapses."""
+        # Atomic so dashboards hear of the claim once it can be read; only a pending question is claimed.
+        with transaction.atomic():
+            claimed = Question.objects.filter(pk=self.pk, status=Status.PENDING).update(
+                claimed_by=by[:150], claimed_at=timezone.now()
+            )
+            if not claimed:
+                self.refresh_from_db()
+                raise AlreadyResolved(self)
+            send_on_commit(signals.question_claimed, Question, question_id=self.pk)
+        self.refresh_from_db()
 
     @property
     def waited_seconds(self) -> float | None:

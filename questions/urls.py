@@ -10,6 +10,7 @@ urlpatterns = [
     path("questions/<uuid:question_id>/", views.detail, name="detail"),
     path("questions/<uuid:question_id>/answer", views.answer, name="answer"),
     path("questions/<uuid:question_id>/dismiss", views.dismiss, name="dismiss"),
+    path("questions/<uuid:question_id>/claim", views.claim, name="claim"),
     path("history/", views.history, name="history"),
     path("api/questions", api.question_list, name="api-questions"),
     path("api/mcp-answer", api.mcp_answer, name="api-answer"),

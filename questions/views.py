@@ -45,6 +45,19 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
 
 @require_POST
 @login_required
+def claim(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
+    """The person is answering this question: every dashboard says so (the push renders the line)."""
+    question = get_object_or_404(Question, pk=question_id)
+    try:
+        question.claim(by=request.user.get_username())
+    except AlreadyResolved as exc:
+        context = {"question": exc.question, "message": str(exc)}
+        return render(request, "questions/card.html#question-closed", context, status=409)
+    return HttpResponse(status=204)
+
+
+@require_POST
+@login_required
 def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     question = get_object_or_404(Question, pk=question_id)
     try:

@@ -139,6 +139,40 @@ document.addEventListener("click", (event) => {
   if (event.target.closest && event.target.closest("[data-shortcuts]")) toggleShortcuts();
 });
 
+// Claims: "<name> is answering" on every dashboard. A click on "I'm answering this", or typing into a card,
+// claims it (again at most every 30 s while typing); a line whose time has passed is hidden here.
+const lastClaimed = new Map();
+
+function claim(card, force) {
+  const line = card.querySelector(".claim");
+  if (!line) return;
+  const now = Date.now();
+  // Typing renews the claim at most every 30 s, and at once when the line shows no live claim.
+  if (!force && line.dataset.expires && now - (lastClaimed.get(card.id) || 0) < 30_000) return;
+  lastClaimed.set(card.id, now);
+  htmx.ajax("POST", line.dataset.claimUrl, { swap: "none" });
+}
+
+function lapseClaims() {
+  for (const line of document.querySelectorAll(".claim[data-expires]")) {
+    if (Date.parse(line.dataset.expires) <= Date.now()) {
+      line.removeAttribute("data-expires");
+      const holder = line.querySelector(".claim-holder");
+      if (holder) holder.remove();
+    }
+  }
+}
+setInterval(lapseClaims, 1000);
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest && event.target.closest("[data-claim]");
+  if (button) claim(button.closest("article.question"), true);
+});
+document.addEventListener("input", (event) => {
+  const card = event.target.closest && event.target.closest("article.question:not(.closed)");
+  if (card && card.closest("#question-list")) claim(card, false);
+});
+
 // Opt-in browser notifications and a short sound when a question arrives.
 function notifyEnabled() {
   return localStorage.getItem("hookbridge-notify") === "on" && "Notification" in window

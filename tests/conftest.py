@@ -45,6 +45,12 @@ def live_server_proc() -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="session")
+def claim_server() -> Iterator[LiveServer]:
+    """Claims lapse after 2 s without activity (180 s by default)."""
+    yield from _serve(HOOKBRIDGE_CLAIM_SECONDS="2")
+
+
+@pytest.fixture(scope="session")
 def empty_server() -> Iterator[LiveServer]:
     """A worker no test asks questions of: its dashboard shows what a first run shows."""
     yield from _serve()

@@ -54,3 +54,26 @@ async def test_a_filtered_queue_is_in_the_url_and_stays_filtered_live(
             assert (await live_server_proc.answer_via_api(asked["id"], "ok")).status_code == 200
         await asyncio.wait_for(asyncio.gather(from_a, from_b), 15)
     assert guid
+
+
+async def test_a_claim_shows_on_another_dashboard_at_once_and_lapses(
+    claim_server: LiveServer, browser: Browser
+) -> None:
+    mine, theirs = await browser.new_page(), await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(mine, claim_server)
+    await log_in(theirs, claim_server)
+    async with claim_server.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": "Claim: which port?"}))
+        card = mine.locator("article.question", has_text="Claim: which port?")
+        elsewhere = theirs.locator("article.question", has_text="Claim: which port?")
+        await expect(elsewhere).to_be_visible(timeout=10_000)
+        await card.get_by_role("button", name="I'm answering this").click()
+        holder = elsewhere.locator(".claim-holder")
+        await expect(holder).to_have_text(f"{claim_server.username} is answering", timeout=1_000)
+        await theirs.screenshot(path=str(ARTIFACTS / "dashboard-claimed-390.png"), full_page=True)
+        await expect(holder).to_have_count(0, timeout=4_000)  # 2 s without activity on this server
+
+        await card.get_by_label("Your answer").fill("8080")  # typing claims again
+        await expect(holder).to_have_text(f"{claim_server.username} is answering", timeout=1_000)
+        await card.get_by_role("button", name="Send answer").click()
+        assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "8080"}
