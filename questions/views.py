@@ -22,6 +22,12 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
+def _closed(request: HttpRequest, exc: AlreadyResolved) -> HttpResponse:
+    """409: the question left pending before this request; the card says what became of it."""
+    context = {"question": exc.question, "message": str(exc)}
+    return render(request, "questions/card.html#question-closed", context, status=409)
+
+
 @require_POST
 @login_required
 def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
@@ -33,12 +39,7 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     try:
         question.record_answer(reply=form.reply, by_user=request.user, remote_addr=client_address(request))
     except AlreadyResolved as exc:
-        return render(
-            request,
-            "questions/card.html#question-closed",
-            {"question": exc.question, "message": str(exc)},
-            status=409,
-        )
+        return _closed(request, exc)
     # The card goes; the toast says where the answer went.
     return render(request, "questions/card.html#answer-sent", {"question": question})
 
@@ -51,8 +52,7 @@ def claim(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     try:
         question.claim(by=request.user.get_username())
     except AlreadyResolved as exc:
-        context = {"question": exc.question, "message": str(exc)}
-        return render(request, "questions/card.html#question-closed", context, status=409)
+        return _closed(request, exc)
     return HttpResponse(status=204)
 
 
@@ -63,8 +63,7 @@ def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     try:
         question.dismiss(by=request.user.get_username())
     except AlreadyResolved as exc:
-        context = {"question": exc.question, "message": str(exc)}
-        return render(request, "questions/card.html#question-closed", context, status=409)
+        return _closed(request, exc)
     return render(request, "questions/card.html#dismissed", {"question": question})
 
 
