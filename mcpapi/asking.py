@@ -9,6 +9,7 @@ import webbrowser
 from typing import Any
 
 import anyio
+from channels.layers import get_channel_layer
 from django.conf import settings
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
@@ -91,7 +92,9 @@ async def offers(ctx: Context, tool: str) -> bool:
     return any(listed.name == tool for listed in await ctx.mcp_server.list_tools())
 
 
-async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool: str) -> CallToolResult:
+async def wait(
+    question: Question, ctx: Context, asker: AgentToken | None, tool: str, *, channel: str | None = None
+) -> CallToolResult:
     """Block until the question is resolved (or the hold runs out) and build the result."""
     with_progress = has_progress_token(ctx)
 
@@ -106,6 +109,7 @@ async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool:
         progress=progress if with_progress else None,
         extra_groups=extra_groups,
         cancel_reason=lambda: runtime.stdio_cancel_reasons.pop(request_id, None),
+        channel=channel,
     )
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()
@@ -151,6 +155,34 @@ async def _left_behind(writing: asyncio.Future[tuple[Question, bool]]) -> None:
         await database_sync_to_async(written.agent_stopped_waiting)(why)
 
 
+async def listen_for_cancel(asker: AgentToken | None, request_id: str) -> str | None:
+    """A channel in the call's cancellation group, joined before the question is written.
+
+    A client may cancel the moment the question is visible (the TypeScript SDK on Esc), which can
+    be before the wait has joined the group: the cancel then waits in this channel for the wait.
+    """
+    if asker is None:
+        return None  # stdio: the SDK cancels the handler itself
+    layer = get_channel_layer()
+    try:
+        channel: str = await layer.new_channel("hookbridge.wait")
+        await layer.group_add(calls.call_group(asker.pk, request_id), channel)
+    except Exception:
+        logger.warning("Channel layer unavailable: request %s is joined to its cancel group when it waits", request_id)
+        return None
+    return channel
+
+
+async def stop_listening(asker: AgentToken | None, request_id: str, channel: str | None) -> None:
+    if asker is None or channel is None:
+        return
+    with anyio.CancelScope(shield=True):
+        try:
+            await get_channel_layer().group_discard(calls.call_group(asker.pk, request_id), channel)
+        except Exception:
+            logger.warning("Could not leave the cancel group of request %s", request_id, exc_info=True)
+
+
 async def ask_and_wait(
     ctx: Context,
     *,
@@ -163,6 +195,8 @@ async def ask_and_wait(
     timeout: float | None,
 ) -> CallToolResult:
     asker, asker_name = caller()
+    request_id = str(ctx.request_id) if asker is not None else ""
+    listening = await listen_for_cancel(asker, request_id)
     writing = asyncio.ensure_future(
         database_sync_to_async(Question.ask)(
             asker=asker,
@@ -184,16 +218,19 @@ async def ask_and_wait(
             await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
     except RateLimited as exc:
         runtime.asks_in_flight.discard(writing)
+        await stop_listening(asker, request_id, listening)
         raise ToolError(str(exc)) from None
     except Exception:
         runtime.asks_in_flight.discard(writing)
+        await stop_listening(asker, request_id, listening)
         raise
     except asyncio.CancelledError:
         await _left_behind(writing)
+        await stop_listening(asker, request_id, listening)
         raise
     # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
     runtime.asks_in_flight.discard(writing)
-    result = await wait(question, ctx, asker, tool)
+    result = await wait(question, ctx, asker, tool, channel=listening)
     if note:
         result.content.append(TextContent(type="text", text=note))
     return result

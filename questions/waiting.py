@@ -133,6 +133,7 @@ async def wait_for_resolution(
     progress: ProgressReporter | None = None,
     extra_groups: tuple[str, ...] = (),
     cancel_reason: Callable[[], str | None] | None = None,
+    channel: str | None = None,
 ) -> Question:
     """Wait until the question leaves `pending`, or the hold limit is reached.
 
@@ -145,9 +146,11 @@ async def wait_for_resolution(
     A cancelled caller (the client went away, or the server is stopping) leaves the
     question answerable and marked; `cancel_reason` tells a cancel that the transport
     applied itself (stdio) from a plain disconnect.
+
+    `channel`: one the caller made, and put in `extra_groups`, before it wrote the question, so a
+    cancel sent between the write and this wait waits there instead of being lost.
     """
     layer = get_channel_layer()
-    channel: str | None = None
     groups = (question_group(question_id), *extra_groups)
 
     async def join() -> bool:
