@@ -28,7 +28,17 @@ def context() -> dict[str, Any]:
     return {
         "pending": pending,
         "pending_count": len(pending),
-        # What the queue can be filtered by: the projects and agents that ask now or asked lately.
+        "agents_now": LifecycleEvent.latest_per_agent(),
+        "hook_runs": hook_runs,
+    }
+
+
+def filter_choices(pending: list[Question]) -> dict[str, Any]:
+    """What the queue can be filtered by: the projects and agents that ask now or asked lately.
+
+    The filter form is outside the live parts, so only the page needs it, not every push or reconnect.
+    """
+    return {
         "projects": sorted(
             {q.session.project for q in pending if q.session and q.session.project}
             | set(AgentSession.objects.exclude(project="").values_list("project", flat=True)[:50])
@@ -37,8 +47,6 @@ def context() -> dict[str, Any]:
             {q.asker_name for q in pending} | set(AgentToken.objects.active().values_list("name", flat=True)[:50])
         ),
         "kinds": kinds.choices(),
-        "agents_now": LifecycleEvent.latest_per_agent(),
-        "hook_runs": hook_runs,
     }
 
 

@@ -14,4 +14,6 @@ from tokens.views import mcp_url
 @require_GET
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "dashboard/dashboard.html", {**state.context(), "mcp_url": mcp_url(request)})
+    context = state.context()
+    choices = state.filter_choices(context["pending"])
+    return render(request, "dashboard/dashboard.html", {**context, **choices, "mcp_url": mcp_url(request)})

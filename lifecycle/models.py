@@ -219,7 +219,9 @@ class AgentSession(models.Model):
 
     @property
     def finished(self) -> bool:
-        return self.completed_at is not None or self.closed_at is not None or self.state() == "failed"
+        """Completed, closed, or failed for good: what state() reports as over, without counting questions."""
+        unrecoverable = bool(self.last_error) and not self.error_recoverable
+        return self.completed_at is not None or self.closed_at is not None or unrecoverable
 
     def headline(self) -> tuple[str, str]:
         """(tone, sentence): the one thing the session page says first; the final state wins over anything earlier."""

@@ -168,15 +168,16 @@ class Question(models.Model):
     def claim(self, by: str) -> None:
         """`by` is answering (or still is): every dashboard shows it until the claim lapses."""
         # Atomic so dashboards hear of the claim once it can be read; only a pending question is claimed.
+        now = timezone.now()
         with transaction.atomic():
             claimed = Question.objects.filter(pk=self.pk, status=Status.PENDING).update(
-                claimed_by=by[:150], claimed_at=timezone.now()
+                claimed_by=by[:150], claimed_at=now
             )
             if not claimed:
                 self.refresh_from_db()
                 raise AlreadyResolved(self)
             send_on_commit(signals.question_claimed, Question, question_id=self.pk)
-        self.refresh_from_db()
+        self.claimed_by, self.claimed_at = by[:150], now
 
     @property
     def waited_seconds(self) -> float | None:

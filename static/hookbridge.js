@@ -37,13 +37,16 @@ function applyFilters() {
   const list = document.getElementById("question-list");
   if (!form || !list) return;
   const params = new URLSearchParams(location.search);
+  const cards = [...list.querySelectorAll("article.question")];
+  const group = params.get("group");
+  // Grouping is the order of the cards (the list is a flex column): one position per group value, sorted.
+  const groups = group ? [...new Set(cards.map((card) => card.dataset[group] || ""))].sort() : [];
   let shown = 0;
-  for (const card of list.querySelectorAll("article.question")) {
+  for (const card of cards) {
     const match = Object.entries(FILTERS).every(([param, data]) => !params.get(param) || card.dataset[data] === params.get(param));
     card.hidden = !match;
     if (match) shown += 1;
-    const group = params.get("group");
-    card.style.order = group ? String([...new Set([...list.querySelectorAll("article.question")].map((c) => c.dataset[group] || ""))].sort().indexOf(card.dataset[group] || "")) : "";
+    card.style.order = group ? String(groups.indexOf(card.dataset[group] || "")) : "";
   }
   const none = document.querySelector(".filtered-out");
   if (none) none.hidden = shown > 0 || !list.querySelector("article.question");
