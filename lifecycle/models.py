@@ -95,15 +95,22 @@ class LifecycleEvent(models.Model):
             return None
         return max(0, min(100, round(100 * self.step / self.total_steps)))
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "eventType": self.event_type,
-            "phaseName": self.phase_name or None,
-            "phaseNumber": self.phase_number or None,
+    def as_submitted(self) -> dict[str, object]:
+        """The event under the names it was submitted with (MAXSIM's get_phase_status), plus who and when.
+
+        Fields the agent left out are left out here too, as the original does.
+        """
+        submitted: dict[str, object] = {
+            "event_type": self.event_type,
+            "phase_name": self.phase_name or None,
+            "phase_number": self.phase_number or None,
             "step": self.step,
-            "totalSteps": self.total_steps,
-            "asker": self.asker_name,
-            "createdAt": self.created_at.isoformat(),
+            "total_steps": self.total_steps,
+        }
+        return {
+            **{key: value for key, value in submitted.items() if value is not None},
+            "sent_by": self.asker_name,
+            "created_at": self.created_at.isoformat(),
         }
 
 
@@ -257,7 +264,7 @@ class AgentSession(models.Model):
             elif event_type == SessionEventType.PROGRESS:
                 changes["progress"] = data["percent"]
             elif event_type == SessionEventType.STATUS:
-                changes.update(status_message=data["message"], phase=data["phase"])
+                changes.update(status_message=data["message"], phase=data.get("phase", ""))
             elif event_type == SessionEventType.RESPONSE:
                 changes["response"] = data["content"]
             elif event_type == SessionEventType.COMPLETE:
@@ -289,7 +296,7 @@ class AgentSession(models.Model):
             "state": self.state(),
             "ackedAt": iso(self.acked_at),
             "progress": self.progress,
-            "status": {"message": self.status_message, "phase": self.phase} if self.phase else None,
+            "status": {"message": self.status_message, "phase": self.phase or None} if self.status_message else None,
             "response": self.response or None,
             "completion": {"success": self.success, "completedAt": iso(self.completed_at)}
             if self.completed_at

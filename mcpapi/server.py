@@ -13,13 +13,17 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, GetPromptResult, InputRequiredResult
+from pydantic import AnyHttpUrl, ValidationError
 
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
 from tokens.models import AgentToken, digest
 
 logger = logging.getLogger(__name__)
+
+VERSION = "0.1.0"
 
 
 class TokenVerifier:
@@ -53,12 +57,45 @@ async def log_requests(ctx: ServerRequestContext[Any, Any], call_next: CallNext)
     return await call_next(ctx)
 
 
+class HookBridgeServer(MCPServer):
+    """The SDK's server, with prompt errors a client can act on.
+
+    The SDK turns every prompt error into a ValueError, which reaches the client as
+    "MCP error 0"; an unknown prompt or a bad argument is the caller's mistake: -32602.
+    """
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> GetPromptResult | InputRequiredResult:
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
+            known = ", ".join(sorted(p.name for p in self._prompt_manager.list_prompts())) or "none"
+            raise MCPError(INVALID_PARAMS, f"name: unknown prompt {name!r}; prompts here: {known}")
+        missing = sorted(a.name for a in prompt.arguments or [] if a.required and a.name not in (arguments or {}))
+        if missing:
+            raise MCPError(INVALID_PARAMS, f"arguments.{missing[0]}: required by the prompt {name!r}")
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:
+            invalid: BaseException | None = exc
+            while invalid is not None and not isinstance(invalid, ValidationError):
+                invalid = invalid.__cause__
+            if invalid is None:
+                raise
+            problems = "; ".join(
+                f"arguments.{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+                for error in invalid.errors(include_url=False)
+            )
+            raise MCPError(INVALID_PARAMS, problems) from None
+
+
 def build_server(sets: Iterable[str]) -> MCPServer:
     sets = tuple(sets)
-    server: MCPServer = MCPServer(
-        "hookbridge",
+    name = toolsets.server_name(sets)
+    server: MCPServer = HookBridgeServer(
+        name,
         instructions=toolsets.instructions(sets),
-        version="0.1.0",
+        version=VERSION,
         token_verifier=TokenVerifier(),
         auth=AuthSettings(issuer_url=AnyHttpUrl(settings.HOOKBRIDGE_PUBLIC_URL), resource_server_url=None),
         log_level="WARNING",

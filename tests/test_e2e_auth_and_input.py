@@ -148,14 +148,14 @@ async def test_lifecycle_events_and_phase_status_round_trip(live_server_proc: Li
     assert recorded.structured_content == {"status": "ok"}
     assert status.structured_content is not None
     last = status.structured_content["lastLifecycleEvent"]
-    assert (last["eventType"], last["phaseName"], last["phaseNumber"], last["step"], last["totalSteps"]) == (
+    assert (last["event_type"], last["phase_name"], last["phase_number"], last["step"], last["total_steps"]) == (
         "task-started",
         "Build",
         "2",
         3,
         7,
     )
-    assert last["asker"] == "agent-a"
+    assert last["sent_by"] == "agent-a"
     assert isinstance(status.structured_content["pendingQuestions"], int)
 
 

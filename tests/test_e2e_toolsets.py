@@ -102,4 +102,5 @@ async def test_a_prompt_without_its_required_arguments_is_refused(
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         with pytest.raises(MCPError) as refused:
             await client.get_prompt(name, arguments)
-    assert "Missing required arguments" in str(refused.value) or "required" in str(refused.value).lower()
+    assert refused.value.code == -32602
+    assert "required" in refused.value.error.message

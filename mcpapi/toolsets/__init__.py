@@ -56,6 +56,14 @@ def builtin_tool_names() -> frozenset[str]:
     )
 
 
+def server_name(sets: Iterable[str]) -> str:
+    """How the server introduces itself: a single set keeps its original's name, if it had its own."""
+    sets = tuple(sets)
+    if len(sets) == 1:
+        return str(getattr(TOOLSETS[sets[0]], "SERVER_NAME", "hookbridge"))
+    return "hookbridge"
+
+
 def instructions(sets: Iterable[str]) -> str:
     """What the server tells an agent at initialize: each set's own sentence, naming only its tools.
 

@@ -143,17 +143,22 @@ def suggest_follow_up_questions(
     }.get(responseType or "", "the Ask-Me tool that fits best")
     return "\n".join(
         [
-            "You asked the user a question and got an answer. Decide what to ask next.",
+            "You asked the user a question and got an answer. Suggest what to ask next.",
             "",
             f"## Original question\n{originalQuestion}",
             f"## The user's response{f' ({responseType})' if responseType else ''}\n{response}",
             f"## Goal\n{goal}" if goal else "## Goal\nUnderstand the user's intent well enough to act on it.",
             "",
             "## What to do",
-            "1. Note what the response settled and what it left open or ambiguous.",
-            "2. Propose 2-4 follow-up questions, each aimed at one open point, most important first.",
-            "3. For each, say why it matters and what you will do differently depending on the answer.",
-            f"4. Ask the most important one with {tool}; if nothing important is open, say so and proceed.",
+            "1. **Analysis summary**: in two or three sentences, what the response settled, and what it left open,"
+            " ambiguous or contradictory.",
+            "2. **Follow-up questions**: 3 to 5 of them, most important first, each aimed at one open point. For each:",
+            "   - the question itself;",
+            "   - **Priority**: High, Medium or Low (High: you cannot proceed safely without the answer);",
+            "   - **Reasoning**: why it matters, and what you will do differently depending on the answer;",
+            "   - **Question type**: open (ask-one-question), multiple-choice (ask-multiple-choice) or"
+            " hypothesis (challenge-hypothesis), whichever gets the clearest answer.",
+            f"3. Then ask the highest-priority question with {tool}; if nothing important is open, say so and proceed.",
         ]
     )
 

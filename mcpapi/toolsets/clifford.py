@@ -23,9 +23,8 @@ async def request_help(
 ) -> CallToolResult:
     """Ask a person on your team for help when you are blocked, and wait for their reply.
 
-    The result is {"answer": "..."} when someone answers, or
-    {"status": "dismissed", ...} when they dismiss the request: then proceed
-    on your own judgement.
+    The result's text is the person's reply; when they dismiss the request it
+    says so ({"status": "dismissed", ...}): then proceed on your own judgement.
     """
     payload = {"task": task, "reason": reason}
     return await ask_and_wait(
@@ -40,6 +39,7 @@ async def request_help(
 
 TOOLS = [("request_help", request_help)]
 PROMPTS: list[object] = []
+SERVER_NAME = "clifford"  # what the original called itself, for clients that key on it
 ASKS = True
 INSTRUCTIONS = (
     "When you are blocked, request_help asks a person on your team and blocks until they answer or dismiss it; "

@@ -81,5 +81,6 @@ def tools() -> list[ToolEntry]:
 
 
 PROMPTS: list[Any] = []
+SERVER_NAME = "han"  # what the original called itself, for clients that key on it
 ASKS = False
 INSTRUCTIONS = "Each tool here runs one of the team's checks in the workspace and says which folders passed."

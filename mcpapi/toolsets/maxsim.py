@@ -147,7 +147,7 @@ async def get_phase_status() -> CallToolResult:
         latest = LifecycleEvent.latest()
         return {
             "pendingQuestions": Question.objects.pending().count(),
-            "lastLifecycleEvent": latest.as_dict() if latest else None,
+            "lastLifecycleEvent": latest.as_submitted() if latest else None,
         }
 
     return json_result(await read())

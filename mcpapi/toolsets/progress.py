@@ -55,10 +55,14 @@ async def send_progress(
 async def send_status(
     guid: Guid,
     message: Annotated[Text, Field(description="What you are doing now.")],
-    phase: Literal["analyzing", "planning", "implementing", "deploying", "verifying"],
+    phase: Annotated[
+        Literal["analyzing", "planning", "implementing", "deploying", "verifying"] | None,
+        Field(description="Which phase of the work you are in, if you know."),
+    ] = None,
 ) -> CallToolResult:
-    """Report what you are doing now and in which phase."""
-    return await _record(guid, SessionEventType.STATUS, message=message, phase=phase)
+    """Report what you are doing now (and, optionally, in which phase)."""
+    fields = {"message": message} | ({"phase": phase} if phase else {})
+    return await _record(guid, SessionEventType.STATUS, **fields)
 
 
 async def send_response(

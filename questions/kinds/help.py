@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from questions.kinds.base import Asked
 from questions.kinds.one_question import OpenQuestion
 
 
@@ -10,6 +13,10 @@ class BlockedAgent(OpenQuestion):
     label = "Blocked agent"
     order = 60
     dismissable = True
+
+    def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
+        # Clifford handed the agent the reply itself; the structured content keeps {"answer": ...}.
+        return reply_text
 
 
 KIND = BlockedAgent()
