@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dashboard import state, watcher
+from typing import Any
+
+from dashboard import events, state, watcher
 from hookbridge_site import runtime
 from hookbridge_site.broadcast import DASHBOARD_GROUP
 from hookbridge_site.consumers import LiveConsumer
 from hookbridge_site.db import database_sync_to_async
+from tokens.models import Scope
 
 
 class DashboardConsumer(LiveConsumer):
@@ -28,3 +31,21 @@ class DashboardConsumer(LiveConsumer):
     async def current_state(self) -> list[str]:
         html: list[str] = await database_sync_to_async(state.live_state)()
         return html
+
+
+class EventsConsumer(LiveConsumer):
+    """For programs: every question, answer, lifecycle and session event as JSON (dashboard.events)."""
+
+    def refusal(self) -> int | None:
+        # Answering tokens and people: an agent's token would see every other agent's questions.
+        return self.token_refusal(Scope.ANSWER)
+
+    async def group_for(self) -> str:
+        return events.EVENTS_GROUP
+
+    async def current_state(self) -> list[str]:
+        messages: list[str] = await database_sync_to_async(events.current_state)()
+        return messages
+
+    async def events_message(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=event["text"])

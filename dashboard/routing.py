@@ -6,4 +6,5 @@ from dashboard import consumers
 
 websocket_urlpatterns = [
     path("ws/dashboard/", consumers.DashboardConsumer.as_asgi()),
+    path("ws/events/", consumers.EventsConsumer.as_asgi()),
 ]

@@ -25,6 +25,7 @@ from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # n
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
 from questions import sweeper  # noqa: E402
+from tokens.websocket import BearerTokenAuth  # noqa: E402
 
 mcp_app = MCPRouter(build_http_app)
 
@@ -43,6 +44,10 @@ websocket_urlpatterns = dashboard_websockets + lifecycle_websockets + hook_webso
 application = ProtocolTypeRouter(
     {
         "http": http_router,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # A bearer token (programs) needs no Origin check; a session cookie (browsers) does.
+        "websocket": BearerTokenAuth(
+            token_app=URLRouter(websocket_urlpatterns),
+            cookie_app=AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        ),
     }
 )

@@ -7,23 +7,49 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+# Offered by browser code that authenticates with a token (tokens.websocket); accepted when offered.
+SUBPROTOCOL = "hookbridge"
+
+# Close codes: who you are is unknown, or what you are may not watch this, or there is no such thing.
+UNAUTHENTICATED, FORBIDDEN, NOT_FOUND = 4401, 4403, 4404
+
 
 class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no type hints
-    """Logged-in users only; subclasses name the group and the state sent on (re)connect."""
+    """Logged-in users only, unless a subclass says otherwise; it names the group and the state sent on (re)connect."""
 
     group: str = ""
 
-    async def connect(self) -> None:
+    def refusal(self) -> int | None:
+        """Why this connection may not watch at all (a close code), or None: logged-in users only."""
+        return self.user_refusal()
+
+    def user_refusal(self) -> int | None:
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=4401)
+        return None if user is not None and user.is_authenticated else UNAUTHENTICATED
+
+    def token_refusal(self, *scopes: str) -> int | None:
+        """For consumers programs may use: a logged-in user, or a bearer token with one of `scopes`.
+
+        tokens.websocket puts the token (None when it is unknown) in the scope.
+        """
+        if "agent_token" not in self.scope:
+            return self.user_refusal()
+        token = self.scope["agent_token"]
+        if token is None:
+            return UNAUTHENTICATED
+        return None if token.scope in scopes else FORBIDDEN
+
+    async def connect(self) -> None:
+        refused = self.refusal()
+        if refused is not None:
+            await self.close(code=refused)
             return
         self.group = await self.group_for()
         if not self.group:
-            await self.close(code=4404)
+            await self.close(code=NOT_FOUND)
             return
         await self.channel_layer.group_add(self.group, self.channel_name)
-        await self.accept()
+        await self.accept(SUBPROTOCOL if SUBPROTOCOL in self.scope.get("subprotocols", []) else None)
         # A client that (re)connects gets the whole current state at once.
         for message in await self.current_state():
             await self.send(text_data=message)

@@ -13,6 +13,7 @@ from hookbridge_site.consumers import LiveConsumer
 from hookbridge_site.db import database_sync_to_async
 from lifecycle import live as lifecycle_live
 from lifecycle.models import AgentSession, SessionEventType
+from tokens.models import Scope
 
 
 def _session(scope: dict[str, Any]) -> AgentSession | None:
@@ -49,12 +50,22 @@ class SessionsOverviewConsumer(LiveConsumer):
 
 
 class SessionConsumer(LiveConsumer):
-    """For programs: every event of one session as JSON, the current state first."""
+    """For programs: every event of one session as JSON, the current state first.
+
+    Logged-in people, the token that opened the session, and answering tokens may watch
+    (tokens.websocket); another agent's session is refused exactly like an unknown one.
+    """
+
+    def refusal(self) -> int | None:
+        return self.token_refusal(Scope.AGENT, Scope.ANSWER)
 
     @database_sync_to_async
     def group_for(self) -> str:
         session = _session(self.scope)
-        return session.group_name if session else ""
+        token = self.scope.get("agent_token")
+        if session is None or (token is not None and not session.readable_by(token)):
+            return ""
+        return session.group_name
 
     @database_sync_to_async
     def current_state(self) -> list[str]:

@@ -9,12 +9,12 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from hookbridge_site.signals import send_on_commit
 from lifecycle import signals
-from tokens.models import AgentToken
+from tokens.models import AgentToken, Scope
 
 # How long an agent that reported nothing new still has its row in the status bar.
 STATUS_WINDOW = timedelta(hours=1)
@@ -131,6 +131,10 @@ class SessionEventType(models.TextChoices):
     ERROR = "error", "Error"
 
 
+class SessionTaken(Exception):
+    """A client-chosen guid that another token's session already has."""
+
+
 class SessionClosed(Exception):
     """The session is closed (or was never this token's): nothing more can be recorded on it."""
 
@@ -203,8 +207,39 @@ class AgentSession(models.Model):
         # Atomic so the overview is told only once the row can be read.
         with transaction.atomic():
             session = cls.objects.create(token=token, owner_name=token.name, name=name.strip(), project=project.strip())
-            send_on_commit(signals.session_changed, AgentSession, guid=session.guid)
+            send_on_commit(signals.session_changed, AgentSession, guid=session.guid, change="opened")
         return session
+
+    @classmethod
+    def open_as(
+        cls, guid: uuid.UUID, *, token: AgentToken, name: str = "", project: str = ""
+    ) -> tuple[AgentSession, bool]:
+        """The session with a client-chosen guid: (created now, True), or (this token's earlier one, False).
+
+        Raises SessionTaken when another token's session has that guid.
+        """
+        # Atomic so the overview is told only once the row can be read. Two calls choosing
+        # one guid at once: one inserts, the other's insert fails and it reads the winner.
+        with transaction.atomic():
+            existing = cls.objects.filter(pk=guid).first()
+            if existing is None:
+                try:
+                    with transaction.atomic():
+                        session = cls.objects.create(
+                            guid=guid, token=token, owner_name=token.name, name=name.strip(), project=project.strip()
+                        )
+                except IntegrityError:
+                    existing = cls.objects.get(pk=guid)
+                else:
+                    send_on_commit(signals.session_changed, AgentSession, guid=session.guid, change="opened")
+                    return session, True
+        if existing.token_id != token.pk:
+            raise SessionTaken(f"session {guid} was opened by another token")
+        return existing, False
+
+    def readable_by(self, token: AgentToken) -> bool:
+        """The token that opened it, or any answering token (a team's bot, a custom frontend)."""
+        return token.scope == Scope.ANSWER or self.token_id == token.pk
 
     def state(self) -> str:
         """What the overview says: closed, completed, failed, waiting for a human, idle or working."""
@@ -281,7 +316,7 @@ class AgentSession(models.Model):
         with transaction.atomic():
             closed = AgentSession.objects.filter(pk=self.pk, closed_at__isnull=True).update(closed_at=timezone.now())
             if closed:
-                send_on_commit(signals.session_changed, AgentSession, guid=self.pk)
+                send_on_commit(signals.session_changed, AgentSession, guid=self.pk, change="closed")
         self.refresh_from_db()
 
     def as_dict(self) -> dict[str, Any]:

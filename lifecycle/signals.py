@@ -8,5 +8,6 @@ from django.dispatch import Signal
 event_recorded = Signal()
 # A session's own event (progress channel) was recorded. Arguments: event_id.
 session_event_recorded = Signal()
-# A session was opened, closed, or something on it changed. Arguments: guid.
+# A session was opened, closed, or something on it changed. Arguments: guid, and change: "opened", "closed"
+# or absent (something else: a question of the session).
 session_changed = Signal()

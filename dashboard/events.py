@@ -1,0 +1,123 @@
+"""The JSON event stream for programs (/ws/events/): what a bot or a custom frontend watches.
+
+Every message is a JSON object with `type` and `timestamp` (ISO 8601, when the server sent
+it), and the ids the JSON API takes: `questionId` for POST /api/mcp-answer and
+/api/questions/<id>/dismiss, `session` for GET /api/sessions/<guid>. The catalogue is in
+the README ("For programs"). Questions are in the JSON API's shape (questions.serializers).
+
+On connect: `questions-queued` (every pending question) and one `lifecycle` per agent at work.
+The receivers below turn the questions' and lifecycle's signals into the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from django.dispatch import receiver
+from django.utils import timezone
+
+from hookbridge_site import broadcast
+from lifecycle import signals as lifecycle_signals
+from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
+from questions import signals as question_signals
+from questions.models import CancelReason, Question, Status
+from questions.serializers import question_data
+
+EVENTS_GROUP = "events"
+
+
+def message(kind: str, **fields: Any) -> str:
+    return json.dumps({"type": kind, "timestamp": timezone.now().isoformat(), **fields}, ensure_ascii=False)
+
+
+def queued() -> str:
+    pending = Question.objects.pending().select_related("session")
+    return message("questions-queued", questions=[question_data(question) for question in pending])
+
+
+def lifecycle_data(event: LifecycleEvent) -> dict[str, Any]:
+    """A lifecycle event as MAXSIM's agents submitted it (snake_case), with its id and session."""
+    return {"id": event.pk, **event.as_submitted(), "session": str(event.session_id) if event.session_id else None}
+
+
+def current_state() -> list[str]:
+    """What a program gets on (re)connect: the queue, then the last lifecycle event of each agent at work."""
+    agents_now = reversed(LifecycleEvent.latest_per_agent())  # oldest first, as if they had just happened
+    return [queued(), *(message("lifecycle", event=lifecycle_data(event)) for event in agents_now)]
+
+
+def _send(text: str) -> None:
+    broadcast.send(EVENTS_GROUP, {"type": "events.message", "text": text})
+
+
+@receiver(question_signals.question_asked)
+def question_asked(sender: Any, question_id: uuid.UUID, new: bool = True, **kwargs: Any) -> None:
+    question = Question.objects.get(pk=question_id)
+    # new=False: a question that was cancelled is pending again (its agent asked again).
+    _send(message("question-received", questionId=str(question.pk), new=new, question=question_data(question)))
+
+
+@receiver(question_signals.question_resolved)
+def question_resolved(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
+    question = Question.objects.select_related("answer").get(pk=question_id)
+    data = question_data(question)
+    fields: dict[str, Any] = {"questionId": data["id"], "question": data}
+    if question.status == Status.ANSWERED:
+        kind = "question-answered"
+        fields["answer"] = data["answer"]
+    elif question.status == Status.TIMED_OUT:
+        kind = "question-timed-out"
+    else:
+        kind = "question-cancelled"
+        fields["reason"] = question.cancel_reason
+        if question.cancel_reason == CancelReason.DISMISSED:
+            fields["dismissedBy"] = question.dismissed_by
+    _send(message(kind, **fields))
+
+
+@receiver(question_signals.question_claimed)
+def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
+    question = Question.objects.get(pk=question_id)
+    expires = question.claim_expires
+    _send(
+        message(
+            "question-claimed",
+            questionId=str(question.pk),
+            claimedBy=question.claimed_by,
+            claimedUntil=expires.isoformat() if expires else None,
+        )
+    )
+
+
+@receiver(question_signals.agent_presence_changed)
+def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
+    """The agent stopped waiting on a pending question, or came back (the question's agentWaiting)."""
+    question = Question.objects.get(pk=question_id)
+    _send(message("question-updated", questionId=str(question.pk), question=question_data(question)))
+
+
+@receiver(question_signals.questions_changed)
+def questions_changed(sender: Any, **kwargs: Any) -> None:
+    # Many questions at once (a worker stopping): the whole queue again, as on connect.
+    _send(queued())
+
+
+@receiver(lifecycle_signals.event_recorded)
+def lifecycle_event(sender: Any, event: LifecycleEvent, **kwargs: Any) -> None:
+    _send(message("lifecycle", event=lifecycle_data(event)))
+
+
+@receiver(lifecycle_signals.session_event_recorded)
+def session_event(sender: Any, event_id: int, **kwargs: Any) -> None:
+    event = SessionEvent.objects.get(pk=event_id)
+    _send(message("session-event", session=str(event.session_id), event=event.message()))
+
+
+@receiver(lifecycle_signals.session_changed)
+def session_changed(sender: Any, guid: uuid.UUID, change: str = "", **kwargs: Any) -> None:
+    if change not in ("opened", "closed"):
+        return  # a question touched it: its questions' own messages say what changed
+    session = AgentSession.objects.get(pk=guid)
+    _send(message(f"session-{change}", session=str(guid), state=session.as_dict()))
