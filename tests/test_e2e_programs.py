@@ -87,7 +87,7 @@ async def test_a_program_with_a_bearer_token_watches_a_run_in_order(
         async with live_server_proc.mcp("legacy", path="/mcp/progress") as client:
             for tool, arguments in run:
                 assert not (await client.call_tool(tool, {"guid": guid, **arguments})).is_error
-        received = []
+        received: list[dict[str, Any]] = []
         async with asyncio.timeout(10):
             while len(received) < len(run):
                 received.append(json.loads(await socket.recv()))
