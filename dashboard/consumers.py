@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from dashboard import events, state, watcher
-from hookbridge_site import runtime
+from hookbridge_site import presence, runtime
 from hookbridge_site.broadcast import DASHBOARD_GROUP
 from hookbridge_site.consumers import LiveConsumer
 from hookbridge_site.db import database_sync_to_async
@@ -20,12 +21,14 @@ class DashboardConsumer(LiveConsumer):
         await super().connect()
         if self.group:  # accepted: a refused visitor never joined
             runtime.open_dashboards += 1
+            await asyncio.to_thread(presence.publish)
             # Runs while dashboards are open here; it stops when the last one closes.
             watcher.ensure_running()
 
     async def disconnect(self, code: int) -> None:
         if self.group:
             runtime.open_dashboards -= 1
+            await asyncio.to_thread(presence.publish)
         await super().disconnect(code)
 
     async def current_state(self) -> list[str]:

@@ -57,6 +57,10 @@ shutting_down = asyncio.Event()
 # waits for the write, so the question it leaves behind is marked as left too. A call takes its
 # write out of here only once it is counted in waiting_on.
 asks_in_flight: set[asyncio.Future[Any]] = set()
+# mcp_stdio: this process serves one client over stdio and has no web server of its own
+# (the dashboard to answer on is a `serve` process: hookbridge_site.presence).
+stdio = False
+
 # stdio: the SDK applies a client's notifications/cancelled itself, by cancelling the handler;
 # mcp_stdio notes its reason here first (request id -> reason), so the call can tell an abort
 # from a timeout. One client per stdio process, so the ids are unique.

@@ -246,11 +246,14 @@ X_FRAME_OPTIONS = "DENY"
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 # Debug lines for every tool call and wake-up (stderr, like every log line).
-HOOKBRIDGE_DEBUG = env_bool("HOOKBRIDGE_DEBUG", False)
+# ASK_ME_MCP_DEBUG is Ask-Me's name for it, so its users' configurations keep working.
+HOOKBRIDGE_DEBUG = env_bool("HOOKBRIDGE_DEBUG", False) or env_bool("ASK_ME_MCP_DEBUG", False)
 # The agent token `manage.py mcp_stdio` asks with when --token is not given (empty: the OS user asks).
 HOOKBRIDGE_TOKEN = env_str("HOOKBRIDGE_TOKEN")
-# serve --open: open the dashboard when a question arrives and nobody is watching.
+# Open the question in the browser when it arrives and nobody is watching: off for `serve`
+# unless --open, on for `mcp_stdio` (as Ask-Me did) unless --no-open or this is set to 0.
 HOOKBRIDGE_OPEN_BROWSER = env_bool("HOOKBRIDGE_OPEN_BROWSER", False)
+HOOKBRIDGE_STDIO_OPEN_BROWSER = env_bool("HOOKBRIDGE_OPEN_BROWSER", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from hookbridge_site import runtime
+from hookbridge_site import presence, runtime
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls
 from questions.models import CancelReason, Kind, Question, RateLimited, Status
@@ -122,13 +122,25 @@ async def wait(
 
 
 async def open_dashboard_if_unwatched(question: Question) -> str | None:
-    """serve --open: open the question in the browser if no dashboard is open here.
+    """Open the question in the browser if nobody has a dashboard open (stdio by default, serve --open).
 
-    Returns a note for the agent (and so the user) when it could not be opened.
+    Over stdio the dashboard is a `serve` process on the same database: the question opens
+    at the address it listens on (hookbridge_site.presence). Returns a note for the agent (and
+    so the user) when it could not be opened.
     """
-    if not settings.HOOKBRIDGE_OPEN_BROWSER or runtime.open_dashboards > 0:
+    if not settings.HOOKBRIDGE_OPEN_BROWSER:
         return None
-    url = f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question.pk}/"
+    others = await asyncio.to_thread(presence.servers)
+    if runtime.open_dashboards + sum(server.dashboards for server in others) > 0:
+        return None
+    base = others[0].url if others else settings.HOOKBRIDGE_PUBLIC_URL
+    url = f"{base}/questions/{question.pk}/"
+    if runtime.stdio and not others:
+        return (
+            f"No Hook Bridge dashboard is running to answer question {question.pk} on: start one with "
+            "`hookbridge serve` (or `make serve` in a checkout) and open the address it prints, or answer "
+            f"from a terminal with `hookbridge questions answer {question.pk} \"<answer>\"`."
+        )
     try:
         opened = await asyncio.to_thread(webbrowser.open, url)
     except Exception:
@@ -215,7 +227,11 @@ async def ask_and_wait(
         logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
         note = None if reattached else await open_dashboard_if_unwatched(question)
         if note:
-            await ctx.report_progress(0, None, note)  # reaches a client that asked for progress at once
+            # At once, not only in the result: as progress to a client that asked for it, else as a log message.
+            if has_progress_token(ctx):
+                await ctx.report_progress(0, None, note)
+            else:
+                await ctx.warning(note)
     except RateLimited as exc:
         runtime.asks_in_flight.discard(writing)
         await stop_listening(asker, request_id, listening)

@@ -75,6 +75,8 @@ class LiveServer:
                 "SECRET_KEY": "e2e-secret-key-not-for-production",
                 "HOOKBRIDGE_WAIT_SLICE": "0.5",
                 "HOOKBRIDGE_QUESTIONS_PER_MINUTE": "1000",
+                # stdio opens a browser by default: never in tests, unless one asks for it.
+                "HOOKBRIDGE_OPEN_BROWSER": "0",
                 "PYTHONUNBUFFERED": "1",
             }
         )

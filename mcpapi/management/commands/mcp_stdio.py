@@ -90,6 +90,11 @@ class Command(BaseCommand):
             default=settings.HOOKBRIDGE_TOKEN,
             help="An agent token naming who asks (or HOOKBRIDGE_TOKEN); without one, your OS user asks.",
         )
+        parser.add_argument(
+            "--no-open",
+            action="store_true",
+            help="never open the browser at a question (by default it opens when no dashboard is open)",
+        )
 
     def handle(self, *args: Any, token: str, **options: Any) -> None:
         try:
@@ -104,6 +109,8 @@ class Command(BaseCommand):
             auth_context_var.set(AuthenticatedUser(access_token(agent, token)))
         else:
             calls.local_asker_name.set(f"{getpass.getuser()} (stdio)")
+        runtime.stdio = True
+        settings.HOOKBRIDGE_OPEN_BROWSER = settings.HOOKBRIDGE_STDIO_OPEN_BROWSER and not options["no_open"]
         server = build_server(sets)
 
         async def serve() -> None:

@@ -10,6 +10,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from hookbridge_site import presence
+
 FIRST_PORT, LAST_PORT = 8000, 8099
 
 
@@ -61,4 +63,9 @@ class Command(BaseCommand):
         self.stdout.flush()
         from daphne.cli import CommandLineInterface
 
-        CommandLineInterface().run(["-b", host, "-p", str(chosen), "hookbridge_site.asgi:application"])
+        # A stdio process on the same database opens questions at this address (hookbridge_site.presence).
+        presence.publish()
+        try:
+            CommandLineInterface().run(["-b", host, "-p", str(chosen), "hookbridge_site.asgi:application"])
+        finally:
+            presence.withdraw()

@@ -1,0 +1,95 @@
+"""Which dashboard servers run on this machine's database, where, and whether anyone has a dashboard open.
+
+A stdio process has no web server of its own: the dashboard a person answers on is a
+`serve` process on the same database. To open the browser at a question only when
+nobody watches, and at the address that server actually listens on, each server
+writes one small file in the folder its processes already share
+(hookbridge_site.local_layer.bus_folder): `<pid>.server`, holding its URL and how
+many dashboards are open on it. Files of processes that are gone are ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from hookbridge_site import runtime
+from hookbridge_site.local_layer import bus_folder
+
+logger = logging.getLogger(__name__)
+
+SUFFIX = ".server"
+
+
+@dataclass(frozen=True)
+class Server:
+    pid: int
+    url: str
+    dashboards: int
+
+
+def _folder() -> Path | None:
+    return bus_folder(settings.DATABASES["default"])
+
+
+def publish() -> None:
+    """Write this server's URL and open dashboards (atomically: a reader never sees half a file)."""
+    folder = _folder()
+    if folder is None:
+        return
+    body = json.dumps({"url": settings.HOOKBRIDGE_PUBLIC_URL, "dashboards": runtime.open_dashboards})
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".presence-")
+        with os.fdopen(fd, "w") as out:
+            out.write(body)
+        os.replace(temporary, folder / f"{os.getpid()}{SUFFIX}")
+    except OSError:
+        logger.warning("Could not note this server's dashboards in %s", folder, exc_info=True)
+
+
+def withdraw() -> None:
+    folder = _folder()
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            (folder / f"{os.getpid()}{SUFFIX}").unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def servers() -> list[Server]:
+    """The other live servers on this database, newest file first."""
+    folder = _folder()
+    if folder is None or not folder.is_dir():
+        return []
+    found: list[tuple[float, Server]] = []
+    for path in folder.glob(f"*{SUFFIX}"):
+        try:
+            pid = int(path.stem)
+            if pid == os.getpid() or not _alive(pid):
+                continue
+            data = json.loads(path.read_text())
+            found.append((path.stat().st_mtime, Server(pid, str(data["url"]), int(data["dashboards"]))))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return [server for _, server in sorted(found, key=lambda item: item[0], reverse=True)]
+
+
+def dashboards_open() -> int:
+    """Dashboards open here and on every other server on this database."""
+    return runtime.open_dashboards + sum(server.dashboards for server in servers())
