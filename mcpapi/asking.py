@@ -139,7 +139,7 @@ async def open_dashboard_if_unwatched(question: Question) -> str | None:
         return (
             f"No Hook Bridge dashboard is running to answer question {question.pk} on: start one with "
             "`hookbridge serve` (or `make serve` in a checkout) and open the address it prints, or answer "
-            f"from a terminal with `hookbridge questions answer {question.pk} \"<answer>\"`."
+            f'from a terminal with `hookbridge questions answer {question.pk} "<answer>"`.'
         )
     try:
         opened = await asyncio.to_thread(webbrowser.open, url)

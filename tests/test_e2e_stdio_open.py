@@ -128,9 +128,7 @@ async def test_nothing_opens_while_a_dashboard_is_open_or_with_no_open(
     assert opened_urls(opened) == [f"http://127.0.0.1:{serve}/questions/{last}/"]
 
 
-async def test_when_no_browser_opens_the_agent_is_told_at_once(
-    server: LiveServer, serve: int, tmp_path: Path
-) -> None:
+async def test_when_no_browser_opens_the_agent_is_told_at_once(server: LiveServer, serve: int, tmp_path: Path) -> None:
     browser, _ = browser_script(tmp_path, works=False)
     text = "Tell me where to answer?"
     notes: list[str] = []
@@ -142,7 +140,8 @@ async def test_when_no_browser_opens_the_agent_is_told_at_once(
             told.set()
 
     async with stdio_client_for(server, tmp_path, browser) as client:
-        asking = asyncio.create_task(client.call_tool("ask_question", {"question": text}, progress_callback=on_progress))
+        call = client.call_tool("ask_question", {"question": text}, progress_callback=on_progress)
+        asking = asyncio.create_task(call)
         question = await server.wait_for_question(text)
         # Before anyone answers: the note is a progress message, not only part of the result.
         await asyncio.wait_for(told.wait(), 10)
