@@ -33,6 +33,19 @@ django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+
+def _default_data_dir() -> Path:
+    # A checkout keeps its data in var/ beside the code; an installed package (pip, pipx, uv tool)
+    # in the user's data folder, never inside site-packages.
+    if (BASE_DIR / "pyproject.toml").exists():
+        return BASE_DIR / "var"
+    return Path(env_str("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "hookbridge"
+
+
+# The SQLite database, the generated secret key and the local login and token live here.
+HOOKBRIDGE_DATA_DIR = Path(env_str("HOOKBRIDGE_DATA_DIR") or _default_data_dir()).expanduser()
+HOOKBRIDGE_LOCAL_CREDENTIALS = HOOKBRIDGE_DATA_DIR / "local-credentials.json"
+
 DEBUG = env_bool("DEBUG", False)
 
 ALLOWED_HOSTS: list[str] = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
@@ -42,7 +55,7 @@ LOCAL_ONLY = set(ALLOWED_HOSTS) <= _LOOPBACK_HOSTS
 
 # Local use needs no SECRET_KEY: `serve` keeps a generated one in this file, so logins survive
 # a restart without the user having to invent a secret (hookbridge_site.local_secret).
-HOOKBRIDGE_SECRET_KEY_FILE = BASE_DIR / "var" / "secret_key"
+HOOKBRIDGE_SECRET_KEY_FILE = HOOKBRIDGE_DATA_DIR / "secret_key"
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not (DEBUG or LOCAL_ONLY):
@@ -103,7 +116,7 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": env_db_url("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'hookbridge.sqlite3'}"),
+    "default": env_db_url("DATABASE_URL", f"sqlite:///{HOOKBRIDGE_DATA_DIR / 'hookbridge.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several async tasks write from the thread pool at once; WAL plus a busy
@@ -171,7 +184,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATIC_ROOT = HOOKBRIDGE_DATA_DIR / "staticfiles"
 # Without collectstatic (local use) WhiteNoise serves straight from the finders.
 WHITENOISE_USE_FINDERS = True
 

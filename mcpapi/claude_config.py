@@ -1,10 +1,18 @@
-"""Reading and writing Claude Code's ~/.claude.json without disturbing anything else in it."""
+"""Reading and writing Claude Code's ~/.claude.json without disturbing anything else in it.
+
+Claude Code rewrites this file itself, often. So every write is atomic (a temporary file
+beside it, then a rename: a crash never leaves half a file), keeps the file's mode and its
+layout (indentation, final newline), and a registration made for the life of a server
+(serve --register) is undone by removing exactly its own entry.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +37,40 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def save(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically: a temporary file beside it, then a rename, keeping the file's mode."""
+def dumps_like(original: str | None, data: dict[str, Any]) -> str:
+    """`data` as JSON laid out like `original` (indentation, spacing, final newline); 2 spaces for a new file."""
+    if original is None:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    found = re.search(r"[{\[][ \t]*\n([ \t]+)\S", original)
+    if found:
+        whitespace = found.group(1)
+        text = json.dumps(data, indent=len(whitespace) if set(whitespace) == {" "} else whitespace, ensure_ascii=False)
+    elif '": ' in original or ", " in original:
+        text = json.dumps(data, ensure_ascii=False)
+    else:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text + ("\n" if original.endswith("\n") else "")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A temporary file beside it, then a rename, keeping the file's mode: never half a file."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name.lstrip('.')}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w") as file:
-            json.dump(data, file, indent=2, ensure_ascii=False)
-            file.write("\n")
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def save(path: Path, data: dict[str, Any]) -> None:
+    original = path.read_text() if path.exists() else None
+    write_atomically(path, dumps_like(original, data))
 
 
 def add_server(data: dict[str, Any], project: str, name: str, entry: dict[str, Any]) -> None:
@@ -65,4 +94,47 @@ def remove_server(data: dict[str, Any], project: str, name: str) -> bool:
         del projects[project]
     if not projects:
         del data["projects"]
+    return True
+
+
+@dataclass(frozen=True)
+class Registration:
+    """An entry written for the life of a process, and what the file held before."""
+
+    path: Path
+    project: str
+    name: str
+    before: str | None  # None: there was no file
+    written: str
+
+
+def register(path: Path, project: str, name: str, entry: dict[str, Any]) -> Registration:
+    before = path.read_text() if path.exists() else None
+    data = load(path)
+    add_server(data, project, name, entry)
+    written = dumps_like(before, data)
+    write_atomically(path, written)
+    return Registration(path, project, name, before, written)
+
+
+def unregister(registration: Registration) -> bool:
+    """Remove exactly the entry `registration` wrote; False if it is gone already.
+
+    If nobody wrote the file since, it gets back exactly what it held before, byte for byte;
+    otherwise (Claude Code saved it meanwhile) only the entry is taken out of what is there now.
+    """
+    path = registration.path
+    current = path.read_text() if path.exists() else None
+    if current == registration.written:
+        if registration.before is None:
+            path.unlink()
+        else:
+            write_atomically(path, registration.before)
+        return True
+    if current is None:
+        return False
+    data = load(path)
+    if not remove_server(data, registration.project, registration.name):
+        return False
+    write_atomically(path, dumps_like(current, data))
     return True

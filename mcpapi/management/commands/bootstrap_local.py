@@ -29,7 +29,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="Where the server will listen.")
-        parser.add_argument("--credentials", default=str(Path(settings.BASE_DIR) / "var" / "local-credentials.json"))
+        parser.add_argument("--credentials", default=str(settings.HOOKBRIDGE_LOCAL_CREDENTIALS))
 
     def handle(self, *args: Any, url: str, credentials: str, **options: Any) -> None:
         if not env_str("SECRET_KEY"):

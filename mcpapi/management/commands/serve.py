@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import errno
+import json
+import logging
 import socket
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -11,6 +14,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hookbridge_site import presence
+from mcpapi import claude_config
+from tokens.models import AgentToken
+
+logger = logging.getLogger(__name__)
 
 FIRST_PORT, LAST_PORT = 8000, 8099
 
@@ -37,6 +44,40 @@ def choose_port(host: str, port: int | None) -> int:
     raise CommandError(f"no free port between {FIRST_PORT} and {LAST_PORT} on {host}; pass one with --port")
 
 
+def register_while_serving(url: str, name: str) -> claude_config.Registration:
+    """MAXSIM's auto-registration: this server, at the port it took, for the project in the current folder."""
+    project = str(Path.cwd().resolve())
+    token = local_credentials().get("token", "")
+    if not token or AgentToken.authenticate(token) is None:
+        _, token = AgentToken.issue(f"claude-code ({Path(project).name})")
+    entry = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
+    try:
+        registration = claude_config.register(claude_config.default_path(), project, name, entry)
+    except claude_config.ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    logger.info("Registered '%s' (%s) for %s in %s", name, url, project, registration.path)
+    return registration
+
+
+def unregister_quietly(registration: claude_config.Registration) -> None:
+    try:
+        removed = claude_config.unregister(registration)
+    except (OSError, claude_config.ConfigError):
+        logger.warning("Could not remove '%s' from %s", registration.name, registration.path, exc_info=True)
+        return
+    if removed:
+        logger.info("Removed '%s' from %s", registration.name, registration.path)
+
+
+def local_credentials() -> dict[str, str]:
+    path = Path(settings.HOOKBRIDGE_LOCAL_CREDENTIALS)
+    try:
+        saved: dict[str, str] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return saved
+
+
 class Command(BaseCommand):
     help = "Start the server: the first free port from 8000 up (or --port exactly), with a local login and token."
 
@@ -47,6 +88,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--open", action="store_true", help="open the dashboard when a question arrives and none is open"
         )
+        parser.add_argument(
+            "--register",
+            action="store_true",
+            help="register this server with Claude Code for the current folder (~/.claude.json) while it runs",
+        )
+        parser.add_argument("--register-name", default="hookbridge", help="the server's name in Claude Code")
 
     def handle(self, *args: Any, host: str, port: int | None, no_bootstrap: bool, **options: Any) -> None:
         chosen = choose_port(host, port)
@@ -63,9 +110,13 @@ class Command(BaseCommand):
         self.stdout.flush()
         from daphne.cli import CommandLineInterface
 
+        registration = register_while_serving(f"{url}/mcp", options["register_name"]) if options["register"] else None
         # A stdio process on the same database opens questions at this address (hookbridge_site.presence).
         presence.publish()
         try:
+            # Daphne stops on SIGINT and SIGTERM and returns here, so the entry is removed on either.
             CommandLineInterface().run(["-b", host, "-p", str(chosen), "hookbridge_site.asgi:application"])
         finally:
             presence.withdraw()
+            if registration is not None:
+                unregister_quietly(registration)
