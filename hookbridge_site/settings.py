@@ -103,7 +103,9 @@ ASGI_APPLICATION = "hookbridge_site.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # The site's templates and static files are hookbridge_site's own (hookbridge_site/templates,
+        # hookbridge_site/static), so they ship in the wheel with the code.
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -183,7 +185,6 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = HOOKBRIDGE_DATA_DIR / "staticfiles"
 # Without collectstatic (local use) WhiteNoise serves straight from the finders.
 WHITENOISE_USE_FINDERS = True

@@ -1,0 +1,56 @@
+"""The `hookbridge` command (pip, pipx or uv tool install): the management commands people need, by short names.
+
+    hookbridge serve [--port N] [--open] [--register]
+    hookbridge stdio [--toolsets maxsim+askme] [--token T] [--no-open]
+    hookbridge token NAME [--scope answer]
+    hookbridge register | unregister [--project DIR]
+    hookbridge questions list | show | answer | dismiss
+    hookbridge hooks list
+    hookbridge purge --older-than 90d
+    hookbridge migrate
+
+Data lives in HOOKBRIDGE_DATA_DIR ($XDG_DATA_HOME/hookbridge when installed; var/ in a checkout).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+COMMANDS = {
+    "serve": "serve",
+    "stdio": "mcp_stdio",
+    "token": "create_token",
+    "register": "register_claude",
+    "unregister": "unregister_claude",
+    "questions": "questions",
+    "hooks": "hooks",
+    "purge": "purge",
+    "migrate": "migrate",
+}
+
+
+def usage() -> str:
+    names = ", ".join(COMMANDS)
+    return f"usage: hookbridge <command> [options]; commands: {names}. `hookbridge <command> --help` for its options."
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stderr.write(__doc__ or "")
+        sys.stderr.write(usage() + "\n")
+        return 0 if args else 2
+    command = COMMANDS.get(args[0])
+    if command is None:
+        sys.stderr.write(f"hookbridge: unknown command {args[0]!r}; {usage()}\n")
+        return 2
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(["hookbridge", command, *args[1:]])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
