@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -34,12 +34,14 @@ async def program_socket(
         yield socket
 
 
-async def next_of(socket: ClientConnection, kind: str, timeout: float = 10) -> dict[str, Any]:
-    """The next message of type `kind`, skipping others."""
+async def next_of(
+    socket: ClientConnection, kind: str, timeout: float = 10, where: Callable[[dict[str, Any]], bool] = bool
+) -> dict[str, Any]:
+    """The next message of type `kind` that `where` accepts, skipping others."""
     async with asyncio.timeout(timeout):
         while True:
             message: dict[str, Any] = json.loads(await socket.recv())
-            if message["type"] == kind:
+            if message["type"] == kind and where(message):
                 return message
 
 
@@ -127,14 +129,14 @@ async def test_a_bot_watches_the_event_stream_and_answers_through_the_api(live_s
         assert queued["timestamp"]
         async with live_server_proc.mcp("2026-07-28") as client:
             call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
-            received = await next_of(events, "question-received")
+            received = await next_of(events, "question-received", where=lambda m: m["question"]["question"] == text)
             assert received["question"]["question"] == text
             assert received["question"]["status"] == "pending"
             # The id in the message is the one the API takes.
             answered = await live_server_proc.answer_via_api(received["questionId"], "Yes, ship it")
             assert answered.status_code == 200, answered.text
             result = await asyncio.wait_for(call, 15)
-        done = await next_of(events, "question-answered")
+        done = await next_of(events, "question-answered", where=lambda m: m["questionId"] == received["questionId"])
     assert done["questionId"] == received["questionId"]
     assert (done["answer"]["text"], done["answer"]["answeredBy"]) == ("Yes, ship it", "answer-bot")
     assert done["question"]["status"] == "answered"
@@ -154,15 +156,16 @@ async def test_the_event_stream_reports_lifecycle_sessions_and_pending_questions
             await client.call_tool(
                 "submit_lifecycle_event", {"event_type": "phase-started", "phase_name": "Deploy", "phase_number": "4"}
             )
-            lifecycle = await next_of(events, "lifecycle")
+            # Earlier tests' agents are at work too: on connect, each one's latest event came first.
+            lifecycle = await next_of(events, "lifecycle", where=lambda m: m["event"].get("phase_name") == "Deploy")
             guid = (await create_session(live_server_proc, "agent-a", name="Streamed")).json()["guid"]
-            opened = await next_of(events, "session-opened")
+            opened = await next_of(events, "session-opened", where=lambda m: m["session"] == guid)
             async with live_server_proc.mcp("legacy", path="/mcp/progress") as progress:
                 await progress.call_tool("send_progress", {"guid": guid, "percent": 5})
-            session_event = await next_of(events, "session-event")
+            session_event = await next_of(events, "session-event", where=lambda m: m["session"] == guid)
             async with live_server_proc.login() as person:
                 await person.post(f"/questions/{pending['id']}/dismiss")
-            cancelled = await next_of(events, "question-cancelled")
+            cancelled = await next_of(events, "question-cancelled", where=lambda m: m["questionId"] == pending["id"])
         await asyncio.wait_for(call, 15)
     assert {k: lifecycle["event"][k] for k in ("event_type", "phase_name", "phase_number", "sent_by")} == {
         "event_type": "phase-started",

@@ -50,7 +50,8 @@ async def test_without_open_nothing_is_opened(monkeypatch: pytest.MonkeyPatch) -
 
 
 @pytest.mark.e2e
-def test_hookbridge_debug_logs_every_tool_call_to_stderr(live_server_proc: LiveServer) -> None:
+@pytest.mark.parametrize("variable", ["HOOKBRIDGE_DEBUG", "ASK_ME_MCP_DEBUG"])  # Ask-Me's name for it
+def test_debug_logs_every_tool_call_to_stderr(live_server_proc: LiveServer, variable: str) -> None:
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
@@ -60,7 +61,7 @@ def test_hookbridge_debug_logs_every_tool_call_to_stderr(live_server_proc: LiveS
     result = subprocess.run(
         [sys.executable, "manage.py", "mcp_stdio", "--token", live_server_proc.tokens["agent-a"]],
         input="".join(json.dumps(m) + "\n" for m in messages),
-        cwd=ROOT, env={**live_server_proc.env, "HOOKBRIDGE_DEBUG": "1"}, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, env={**live_server_proc.env, variable: "1"}, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert "tool call get_phase_status {}" in result.stderr
     assert "tool call" not in result.stdout
