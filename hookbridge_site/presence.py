@@ -88,8 +88,3 @@ def servers() -> list[Server]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return [server for _, server in sorted(found, key=lambda item: item[0], reverse=True)]
-
-
-def dashboards_open() -> int:
-    """Dashboards open here and on every other server on this database."""
-    return runtime.open_dashboards + sum(server.dashboards for server in servers())

@@ -26,10 +26,13 @@ def default_path() -> Path:
 
 
 def load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
+    return parse(path, path.read_text() if path.exists() else None)
+
+
+def parse(path: Path, text: str | None) -> dict[str, Any]:
+    """The config `path` holds as `text` (None: no file yet)."""
     try:
-        data = json.loads(path.read_text() or "{}")
+        data = json.loads(text or "{}")
     except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); refusing to touch it") from None
     if not isinstance(data, dict):
@@ -110,7 +113,7 @@ class Registration:
 
 def register(path: Path, project: str, name: str, entry: dict[str, Any]) -> Registration:
     before = path.read_text() if path.exists() else None
-    data = load(path)
+    data = parse(path, before)
     add_server(data, project, name, entry)
     written = dumps_like(before, data)
     write_atomically(path, written)
@@ -133,7 +136,7 @@ def unregister(registration: Registration) -> bool:
         return True
     if current is None:
         return False
-    data = load(path)
+    data = parse(path, current)
     if not remove_server(data, registration.project, registration.name):
         return False
     write_atomically(path, dumps_like(current, data))

@@ -236,6 +236,17 @@ class LiveServer:
             return await http.get(f"{self.url}/api/sessions/{guid}")
 
 
+def login_page_once_up(port: int, timeout: float = 20) -> httpx2.Response | None:
+    """The login page of a server starting on `port`, once it answers; None if it never did within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return httpx2.get(f"http://127.0.0.1:{port}/accounts/login/")
+        except httpx2.HTTPError:
+            time.sleep(0.1)
+    return None
+
+
 def process_alive(pid: int) -> bool:
     """Running, not merely a zombie waiting for init to reap it."""
     try:

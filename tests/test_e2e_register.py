@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.live import ROOT, LiveServer, free_port
+from tests.live import ROOT, LiveServer, free_port, login_page_once_up
 
 pytestmark = [pytest.mark.e2e]
 
@@ -56,13 +55,9 @@ def start_serve(database: LiveServer, home: Path, project: Path, port: int) -> s
         [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port), "--no-bootstrap", "--register"],
         cwd=project, env={**database.env, "HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx2.get(f"http://127.0.0.1:{port}/accounts/login/").status_code == 200:
-                return process
-        except httpx2.HTTPError:
-            time.sleep(0.1)
+    page = login_page_once_up(port)
+    if page is not None and page.status_code == 200:
+        return process
     process.kill()
     raise AssertionError("serve did not start")
 

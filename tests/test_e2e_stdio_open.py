@@ -8,20 +8,18 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 import websockets
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from websockets.typing import Origin
 
-from tests.live import ROOT, LiveServer, free_port, receive_until
+from tests.live import ROOT, LiveServer, free_port, login_page_once_up, receive_until
 
 pytestmark = [pytest.mark.e2e]
 
@@ -43,14 +41,8 @@ def serve(server: LiveServer) -> Iterator[int]:
         [sys.executable, "manage.py", "serve", "--port", str(port), "--no-bootstrap"],
         cwd=ROOT, env=server.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx2.get(f"http://127.0.0.1:{port}/accounts/login/").status_code == 200:
-                break
-        except httpx2.HTTPError:
-            time.sleep(0.1)
-    else:
+    page = login_page_once_up(port)
+    if page is None or page.status_code != 200:
         process.kill()
         pytest.fail("serve did not start")
     yield port

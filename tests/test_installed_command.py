@@ -7,14 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx2
 import pytest
 
 from hookbridge_site import cli
-from tests.live import ROOT, free_port
+from tests.live import ROOT, free_port, login_page_once_up
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -64,13 +63,7 @@ def test_the_installed_command_serves_the_dashboard_with_its_data_in_the_users_f
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        page = None
-        while time.monotonic() < deadline and page is None:
-            try:
-                page = httpx2.get(f"http://127.0.0.1:{port}/accounts/login/")
-            except httpx2.HTTPError:
-                time.sleep(0.2)
+        page = login_page_once_up(port, timeout=60)
         assert page is not None, "the installed server did not answer"
         assert page.status_code == 200
         assert "/static/" in page.text
