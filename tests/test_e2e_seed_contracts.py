@@ -16,6 +16,7 @@ from mcp.types import TextContent
 from mcp_types import SERVER_INFO_META_KEY
 
 from tests.live import LiveServer, text_of
+from tests.ts_client import ts_clients
 
 pytestmark = [pytest.mark.e2e]
 
@@ -184,3 +185,25 @@ async def test_suggest_follow_up_questions_asks_for_prioritised_questions_and_a_
     for needle in ("3 to 5", "High, Medium or Low", "Reasoning", "Question type", "Analysis summary"):
         assert needle in text
     assert "ask-multiple-choice" in text
+
+
+async def test_the_typescript_sdk_gets_clifford_by_name_and_the_bare_reply_while_progress_resets_its_timeout(
+    live_server_proc: LiveServer,
+) -> None:
+    """As hosts embed it: a 3 s timeout kept alive by progress, the reply held until a person answers."""
+    question = "Which bucket holds the fixtures? (TypeScript SDK)"
+    reply = "s3://team-fixtures, read-only"
+    async with ts_clients() as ts:
+        connected = await ts.connect("host", f"{live_server_proc.url}/mcp/clifford", live_server_proc.tokens["agent-a"])
+        arguments = {"task": "Load fixtures", "reason": "No bucket name", "question": question}
+        await ts.call(
+            "host", "help", "request_help", arguments, timeout=3000, resetTimeoutOnProgress=True, progress=True
+        )
+        pending = await live_server_proc.wait_for_question(question)
+        await asyncio.sleep(4)  # past the client's own timeout: progress kept the call alive
+        assert (await live_server_proc.answer_via_api(pending["id"], reply)).status_code == 200
+        outcome = await ts.outcome("help")
+    assert connected["server"]["name"] == "clifford"
+    assert outcome["event"] == "result", outcome
+    assert outcome["result"]["content"] == [{"type": "text", "text": reply}]
+    assert outcome["result"]["structuredContent"] == {"answer": reply}

@@ -1,7 +1,7 @@
 // The TypeScript MCP SDK's client, as agent hosts embed it, driven line by line from the Python tests.
 //
 // Reads one JSON command per line on stdin and writes one JSON event per line on stdout:
-//   {"op": "connect", "client": "a", "url": "...", "token": "..."}      -> {"event": "connected", "client", "sessionId"}
+//   {"op": "connect", "client": "a", "url": "...", "token": "..."}      -> {"event": "connected", "client", "sessionId", "server"}
 //   {"op": "call", "client": "a", "call": "k", "tool": "...", "args": {...},
 //    "timeout": ms, "resetTimeoutOnProgress": bool, "progress": bool}    -> {"event": "progress" | "result" | "error", "call", ...}
 //   {"op": "abort", "call": "k"}          aborts the call as a host does on Esc (AbortController)
@@ -38,7 +38,7 @@ async function connect({ client: name, url, token }) {
   const client = new Client({ name: `ts-driver-${name}`, version: "1.0.0" });
   await client.connect(transport);
   clients.set(name, { client, transport, inFlight });
-  emit({ event: "connected", client: name, sessionId: transport.sessionId ?? null });
+  emit({ event: "connected", client: name, sessionId: transport.sessionId ?? null, server: client.getServerVersion() ?? null });
 }
 
 async function call({ client: name, call: id, tool, args, timeout, resetTimeoutOnProgress, progress }) {
