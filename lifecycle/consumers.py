@@ -32,6 +32,10 @@ class SessionPageConsumer(LiveConsumer):
         session = _session(self.scope)
         return [render_to_string("lifecycle/session.html#live-parts", {"session": session, "oob": True})]
 
+    async def session_changed(self, event: dict[str, Any]) -> None:
+        for message in await self.current_state():
+            await self.send(text_data=message)
+
 
 class SessionsOverviewConsumer(LiveConsumer):
     async def group_for(self) -> str:

@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from hookbridge_site import broadcast
 from lifecycle import signals
-from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
+from lifecycle.models import LifecycleEvent, SessionEvent
 
 OVERVIEW_GROUP = "sessions"
 
@@ -52,16 +52,19 @@ def _session_changed(sender: Any, guid: uuid.UUID, **kwargs: Any) -> None:
 
 
 def session_changed(guid: uuid.UUID) -> None:
-    """Re-render what people see of the session: its page and its overview row (each the latest state only)."""
-    broadcast.send_latest(f"session.{guid.hex}", functools.partial(_session_page, guid))
+    """Tell what people see of the session, its page and its overview row, that it changed (throttled per key).
+
+    Hints, not HTML: each open page renders itself (SessionPageConsumer). Rendering here cost
+    a whole timeline per change, on the thread the agent's own call waits on, page open or not:
+    a run with a long history made every lifecycle event of its agent slower.
+    """
+    broadcast.send_latest(f"session.{guid.hex}", functools.partial(_session_page_hint, guid))
     # Each overview renders its own rows (it may be filtered by project): one hint for all sessions.
     broadcast.send_latest(OVERVIEW_GROUP, _overview_hint)
 
 
-def _session_page(guid: uuid.UUID) -> list[broadcast.Push]:
-    session = AgentSession.objects.get(pk=guid)
-    page = render_to_string("lifecycle/session.html#live-parts", {"session": session, "oob": True})
-    return [(page_group(guid), {"type": "dashboard.html", "html": page})]
+def _session_page_hint(guid: uuid.UUID) -> list[broadcast.Push]:
+    return [(page_group(guid), {"type": "session.changed"})]
 
 
 def _overview_hint() -> list[broadcast.Push]:

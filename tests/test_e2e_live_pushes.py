@@ -53,4 +53,4 @@ async def test_a_burst_of_events_ends_with_the_dashboard_showing_the_last(live_s
     # At most one push per interval, plus the first and the trailing one: 41 events were not 41 pushes.
     assert len(bars) <= elapsed / LATEST_INTERVAL + 3, (len(bars), elapsed)
     shown = [int(n) for bar in bars for n in re.findall(rf"{tag}-[ab]-(\d+)", bar)]
-    assert len(shown) < 40
+    assert len(shown) < 40, (len(bars), elapsed)

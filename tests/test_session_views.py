@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
 from django.test import Client
 
+from lifecycle import live as lifecycle_live
 from lifecycle.consumers import SessionConsumer, SessionsOverviewConsumer
 from lifecycle.models import AgentSession
 from tokens.models import AgentToken
@@ -135,3 +138,12 @@ def test_an_unrecoverable_error_is_the_headline_of_a_running_session(logged_in: 
     session.record("error", error="disk full", recoverable=False)
     page = logged_in.get(session.get_absolute_url()).content.decode()
     assert 'class="banner fail" role="status">Failed: disk full' in page
+
+
+def test_a_change_to_a_session_renders_nothing_until_a_page_asks(
+    token: AgentToken, django_assert_num_queries: Any
+) -> None:
+    """A hint goes out; each open page renders itself. No page open: no timeline is rendered, no query run."""
+    session = AgentSession.open(token=token, name="Long run")
+    with django_assert_num_queries(0):
+        lifecycle_live.session_changed(session.guid)
