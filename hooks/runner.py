@@ -114,9 +114,68 @@ class Capture:
         note = f"[… {self.cut} bytes cut here: Hook Bridge keeps {self.limit} bytes of output per directory …]"
         return f"{head}\n{note}\n{tail}"
 
-    async def drain(self, stream: asyncio.StreamReader) -> None:
+    async def drain(self, stream: asyncio.StreamReader, on_line: OnLine | None = None) -> None:
+        lines = Lines() if on_line is not None else None
         while chunk := await stream.read(65536):
             self.feed(chunk)
+            if lines is not None:
+                on_line = await _tell(on_line, lines.feed(chunk))
+        if lines is not None:
+            await _tell(on_line, lines.end())
+
+
+# Called with each whole line of output while a command runs (for a caller watching live).
+OnLine = Callable[[str], Awaitable[None]]
+
+
+async def _tell(on_line: OnLine | None, lines: list[str]) -> OnLine | None:
+    """Hand lines on; None from then on if the listener fails, since the pipe must still be drained."""
+    for line in lines:
+        if on_line is None:
+            break
+        try:
+            await on_line(line)
+        except Exception:
+            logger.warning("Live output stopped: its listener failed", exc_info=True)
+            return None
+    return on_line
+
+
+class Lines:
+    """Output cut into whole lines, as it arrives; a line longer than the limit is cut, its rest dropped.
+
+    Bytes are split before decoding, so a character split between two reads stays whole.
+    """
+
+    def __init__(self, max_bytes: int = 1000) -> None:
+        self.max_bytes = max_bytes
+        self.partial = bytearray()
+        self.cutting = False  # inside a line already cut: its rest is dropped up to its end
+
+    def feed(self, chunk: bytes) -> list[str]:
+        out = []
+        *complete, rest = chunk.split(b"\n")
+        for piece in complete:
+            if not self.cutting:
+                out.append(self._decode(self.partial + piece))
+            self.partial.clear()
+            self.cutting = False
+        if not self.cutting:
+            self.partial += rest
+            if len(self.partial) > self.max_bytes:
+                out.append(self._decode(self.partial[: self.max_bytes]) + " [line cut]")
+                self.partial.clear()
+                self.cutting = True
+        return out
+
+    def end(self) -> list[str]:
+        """The last line, when the output did not end with a newline."""
+        last = [] if self.cutting or not self.partial else [self._decode(self.partial)]
+        self.partial.clear()
+        return last
+
+    def _decode(self, line: bytes | bytearray) -> str:
+        return bytes(line).rstrip(b"\r").decode("utf-8", errors="replace")
 
 
 @dataclass
@@ -182,11 +241,13 @@ async def run_command(
     output_limit: int,
     heartbeat: Heartbeat | None = None,
     heartbeat_interval: float = 30.0,
+    on_line: OnLine | None = None,
 ) -> CommandResult:
     """Run command with /bin/sh in its own process group; nothing it starts outlives the run.
 
     On timeout the group is terminated; a cancelled call (the client went away)
-    terminates it too before the cancellation goes on.
+    terminates it too before the cancellation goes on. With on_line, each line of
+    output is handed on as it is written.
     """
     started = time.monotonic()
     process = await asyncio.create_subprocess_exec(
@@ -203,7 +264,7 @@ async def run_command(
     pgid = process.pid
     capture = Capture(output_limit)
     assert process.stdout is not None
-    reader = asyncio.create_task(capture.drain(process.stdout))
+    reader = asyncio.create_task(capture.drain(process.stdout, on_line))
     timed_out = False
     try:
         while True:

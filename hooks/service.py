@@ -29,8 +29,14 @@ logger = logging.getLogger(__name__)
 
 # Reports progress: (a value that grows, a message).
 ProgressReport = Callable[[float, str], Awaitable[None]]
+# Sends a line of a verbose run's output to a caller without a progress token (as a log message).
+LineReport = Callable[[str], Awaitable[None]]
 # Opens the scope in which a client's cancellation of this call stops the run.
 CancelScope = Callable[[], AbstractAsyncContextManager[Any]]
+
+
+# A verbose run streams at most this many lines of output live; all of it that is kept is in the result.
+LIVE_LINES = 200
 
 
 class Refused(Exception):
@@ -151,6 +157,40 @@ class Progress:
         self.last = max(time.monotonic() - self.started, self.last + 0.001)
         await self._report(round(self.last, 3), message)
 
+    @property
+    def wanted(self) -> bool:
+        return self._report is not None
+
+
+class LiveOutput:
+    """A verbose run's output, line by line while it runs: as progress if the caller asked for progress,
+    else as log messages; bounded, so a chatty command cannot flood the caller."""
+
+    def __init__(self, progress: Progress, log: LineReport | None) -> None:
+        self.progress = progress
+        self.log = log
+        self.sent = 0
+
+    @property
+    def wanted(self) -> bool:
+        return self.progress.wanted or self.log is not None
+
+    def for_directory(self, directory: str) -> runner.OnLine:
+        async def on_line(line: str) -> None:
+            if self.sent > LIVE_LINES:
+                return
+            self.sent += 1
+            if self.sent > LIVE_LINES:
+                text = f"[{directory}] … more output is not sent live (limit {LIVE_LINES} lines); the result has it"
+            else:
+                text = f"[{directory}] {line}"
+            if self.progress.wanted:
+                await self.progress.report(text)
+            elif self.log is not None:
+                await self.log(text)
+
+        return on_line
+
 
 async def run_hook(
     hook: Hook,
@@ -161,9 +201,13 @@ async def run_hook(
     fail_fast: bool,
     directory: str,
     progress: ProgressReport | None = None,
+    log: LineReport | None = None,
     cancel_scope: CancelScope | None = None,
 ) -> Outcome:
-    """Run `hook` under `directory` of the workspace; raises Refused when it may not start."""
+    """Run `hook` under `directory` of the workspace; raises Refused when it may not start.
+
+    A verbose run hands each line of output on while it runs: to `progress` when given, else to `log`.
+    """
     try:
         target = runner.resolve_target(workspace(), directory)
     except runner.Refused as exc:
@@ -179,6 +223,7 @@ async def run_hook(
         raise Refused(str(exc)) from None
     logger.info("Hook %s started in %s for %s (run %s)", hook.tool_name, target.relative, caller_name, run.pk)
     reporter = Progress(progress)
+    live = LiveOutput(reporter, log) if verbose else None
     env = runner.hook_env(hook, workspace())
     steps: list[HookRunDirectory] = []
     status = RunStatus.CANCELLED
@@ -188,7 +233,7 @@ async def run_hook(
             steps = await database_sync_to_async(run.plan)([_relative(folder) for folder in folders])
             for index, (step, folder) in enumerate(zip(steps, folders, strict=True)):
                 done = f"{index} of {len(steps)} folders done"
-                await _run_one(hook, run, step, folder, env, progress=reporter, done=done)
+                await _run_one(hook, run, step, folder, env, progress=reporter, live=live, done=done)
                 if fail_fast and step.status != DirectoryStatus.PASSED:
                     break
             status = _overall([s for s in steps if s.status != DirectoryStatus.WAITING])
@@ -209,6 +254,7 @@ async def _run_one(
     env: dict[str, str],
     *,
     progress: Progress,
+    live: LiveOutput | None,
     done: str,
 ) -> None:
     await database_sync_to_async(run.directory_started)(step)
@@ -227,6 +273,7 @@ async def _run_one(
             output_limit=settings.HOOKBRIDGE_HOOK_OUTPUT_LIMIT,
             heartbeat=heartbeat,
             heartbeat_interval=settings.HOOKBRIDGE_PROGRESS_INTERVAL,
+            on_line=live.for_directory(step.directory) if live is not None and live.wanted else None,
         )
     except OSError as exc:  # the folder vanished, /bin/sh is missing
         logger.warning("Hook %s could not start in %s: %s", hook.tool_name, step.directory, exc)

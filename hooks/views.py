@@ -1,15 +1,33 @@
-"""One hook run's page: where it ran, what each folder said."""
+"""Hook runs: the list with its filters, and one run's page (where it ran, what each folder said)."""
 
 from __future__ import annotations
 
 import uuid
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from hookbridge_site.htmx import HtmxHttpRequest
+from hooks.forms import RunFilter
 from hooks.models import HookRun
+
+RUNS_PER_PAGE = 50
+
+
+@require_GET
+@login_required
+def hook_runs(request: HtmxHttpRequest) -> HttpResponse:
+    """Every run, newest first, filtered by hook, status and agent."""
+    filters = RunFilter(request.GET)
+    page = Paginator(filters.runs(), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"page": page, "filters": filters, "query": query.urlencode()}
+    template = "hooks/hook_runs.html#runs-table" if request.htmx else "hooks/hook_runs.html"
+    return render(request, template, context)
 
 
 @require_GET

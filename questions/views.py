@@ -10,16 +10,12 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.middleware import HtmxDetails
 
+from hookbridge_site.htmx import HtmxHttpRequest
 from questions import exports
 from questions.forms import HistoryFilter
 from questions.models import AlreadyResolved, Question
 from tokens.auth import client_address
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 def _closed(request: HttpRequest, exc: AlreadyResolved) -> HttpResponse:

@@ -37,6 +37,12 @@ PLUGINS: dict[str, dict[str, Any]] = {
             "sleepy": {"command": SLEEPER.format(name="sleepy"), "timeout": 1.5},
             "slow": {"command": SLEEPER.format(name="slow")},
             "env": {"command": 'echo "root=$CLAUDE_PLUGIN_ROOT"; echo "secret=${SECRET_KEY:-unset}"'},
+            # Says one thing, waits for the test to have heard it, says more.
+            "chatty": {
+                "command": 'echo "step one"; n=0; while [ ! -e "$HOOK_TEST_PIDS/go" ] && [ $n -lt 200 ]; '
+                'do sleep 0.05; n=$((n+1)); done; echo "step two"'
+            },
+            "flood": {"command": "seq 1 1000"},
             "noisy": {"command": "head -c 20000 /dev/zero | tr '\\0' x; echo; echo the-end; exit 1"},
         }
     },

@@ -159,11 +159,14 @@ class LiveServer:
         return {"Authorization": f"Bearer {self.tokens[token_name]}"}
 
     @asynccontextmanager
-    async def mcp(self, mode: str = "legacy", token_name: str = "agent-a", path: str = "/mcp") -> AsyncIterator[Client]:
+    async def mcp(
+        self, mode: str = "legacy", token_name: str = "agent-a", path: str = "/mcp", **options: Any
+    ) -> AsyncIterator[Client]:
+        """A client of the SDK; options go to its Client (logging_callback, log_level, …)."""
         http = httpx2.AsyncClient(headers=self.auth(token_name), timeout=httpx2.Timeout(30, read=120))
         async with (
             http,
-            Client(streamable_http_client(f"{self.url}{path}", http_client=http), mode=mode) as client,
+            Client(streamable_http_client(f"{self.url}{path}", http_client=http), mode=mode, **options) as client,
         ):
             yield client
 

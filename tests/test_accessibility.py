@@ -20,7 +20,7 @@ SCREENS: list[tuple[int, int, Literal["light", "dark"]]] = [
     (390, 844, "light"),
     (1440, 900, "dark"),
 ]
-PAGE_NAMES = ["dashboard", "question", "history", "sessions", "session"]
+PAGE_NAMES = ["dashboard", "question", "history", "sessions", "session", "hook-runs"]
 AXE = ROOT / "tests" / "ts" / "node_modules" / "axe-core" / "axe.min.js"
 
 
@@ -84,7 +84,14 @@ async def test_every_page_passes_axe(live_server_proc: LiveServer, browser: Brow
                 for _, _, _, needle in CARDS:
                     await expect(page.locator("article.question", has_text=needle)).to_be_visible(timeout=10_000)
                 question = (await live_server_proc.questions(status="pending"))[0]
-                paths = ["/", f"/questions/{question['id']}/", "/history/", "/sessions/", f"/sessions/{guid}/"]
+                paths = [
+                    "/",
+                    f"/questions/{question['id']}/",
+                    "/history/",
+                    "/sessions/",
+                    f"/sessions/{guid}/",
+                    "/hooks/runs/",
+                ]
                 for index, path in enumerate(paths):
                     await page.goto(f"{live_server_proc.url}{path}")
                     where = f"{path} at {width} px, {scheme}"

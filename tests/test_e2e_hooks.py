@@ -18,7 +18,7 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from tests.hook_world import LINT, HookWorld, call, gone_within, wait_for_file
-from tests.live import ROOT, LiveServer, receive_until
+from tests.live import ROOT, LiveServer, receive_until, text_of
 from tests.live import process_alive as alive
 from tests.test_browser import ARTIFACTS
 
@@ -80,6 +80,8 @@ async def test_tools_list_shows_each_hook_with_its_description_annotations_and_s
         "do_shell_slow",
         "do_shell_env",
         "do_shell_noisy",
+        "do_shell_chatty",
+        "do_shell_flood",
     }  # the broken plugin is skipped, the others load
     lint = tools["jutsu_typescript_lint"]
     assert lint.description == (
@@ -272,6 +274,97 @@ async def test_a_caller_with_a_progress_token_hears_from_a_long_run(hooks_server
     assert re.fullmatch(r"do_shell_sleepy: 0 of 1 folders done; running in \. for 1 s", seen[-1][1])
 
 
+# --- verbose output, live -------------------------------------------------------------------------
+
+
+async def hear_chatty(world: HookWorld, messages: list[str], prefix: str = "[.] ") -> None:
+    """Wait until "step one" has come while the hook runs (it waits for the go file), then let it go on."""
+    go = world.pids / "go"
+    go.unlink(missing_ok=True)
+    try:
+        deadline = time.monotonic() + 10
+        while f"{prefix}step one" not in messages:
+            assert time.monotonic() < deadline, f"no live line while the hook ran: {messages}"
+            await asyncio.sleep(0.02)
+        assert f"{prefix}step two" not in messages  # the hook is still waiting: this came live
+    finally:
+        go.write_text("")
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "legacy"])
+async def test_verbose_output_comes_as_progress_while_the_hook_runs(
+    hooks_server: LiveServer, world: HookWorld, era: str
+) -> None:
+    messages: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    async with hooks_server.mcp(era, path="/mcp/hooks") as client:
+        call = asyncio.create_task(
+            client.call_tool("do_shell_chatty", {"verbose": True}, progress_callback=on_progress)
+        )
+        await hear_chatty(world, messages)
+        result = await call
+    assert not result.is_error
+    assert [m for m in messages if m.startswith("[.]")] == ["[.] step one", "[.] step two"]
+    assert "step one\nstep two" in text_of(result)  # the result still has it all
+
+
+@pytest.mark.parametrize(
+    ("era", "options"),
+    [("legacy", {}), ("2026-07-28", {"log_level": "info"})],
+    ids=["handshake-era", "2026-opted-in"],
+)
+async def test_verbose_output_comes_as_log_messages_to_a_caller_without_a_progress_token(
+    hooks_server: LiveServer, world: HookWorld, era: str, options: dict[str, Any]
+) -> None:
+    messages: list[str] = []
+    loggers: set[str | None] = set()
+
+    async def on_log(params: Any) -> None:
+        messages.append(str(params.data))
+        loggers.add(params.logger)
+
+    async with hooks_server.mcp(era, path="/mcp/hooks", logging_callback=on_log, **options) as client:
+        call = asyncio.create_task(client.call_tool("do_shell_chatty", {"verbose": True}))
+        await hear_chatty(world, messages)
+        result = await call
+    assert not result.is_error
+    assert messages == ["[.] step one", "[.] step two"]
+    assert loggers == {"do_shell_chatty"}
+
+
+async def test_without_verbose_no_output_is_sent_live(hooks_server: LiveServer, world: HookWorld) -> None:
+    messages: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    async def on_log(params: Any) -> None:
+        messages.append(str(params.data))
+
+    (world.pids / "go").write_text("")  # no waiting: nothing is listened for
+    async with hooks_server.mcp("legacy", path="/mcp/hooks", logging_callback=on_log) as client:
+        result = await client.call_tool("do_shell_chatty", {}, progress_callback=on_progress)
+    assert not result.is_error
+    assert messages == ["do_shell_chatty: 0 of 1 folders done; running in ."]
+
+
+async def test_live_output_is_bounded_and_says_where_the_rest_is(hooks_server: LiveServer) -> None:
+    messages: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    async with hooks_server.mcp("2026-07-28", path="/mcp/hooks") as client:
+        result = await client.call_tool("do_shell_flood", {"verbose": True}, progress_callback=on_progress)
+    lines = [m for m in messages if m.startswith("[.]")]
+    assert lines[:200] == [f"[.] {n}" for n in range(1, 201)]
+    assert lines[200:] == ["[.] … more output is not sent live (limit 200 lines); the result has it"]
+    assert "\n1000" in text_of(result)
+
+
 async def test_a_client_that_disconnects_gets_its_hook_killed(hooks_server: LiveServer, world: HookWorld) -> None:
     pid_file = world.pids / "slow.pid"
     pid_file.unlink(missing_ok=True)
@@ -434,6 +527,73 @@ async def test_a_run_shows_live_on_the_dashboard_and_its_output_on_its_page(
         "lint in a"
     )
     await page.screenshot(path=str(ARTIFACTS / "hook-run-page.png"), full_page=True)
+
+
+# Each filter's label text against its control, and anything wider than the screen: (problem, where).
+FILTER_LAYOUT = """
+() => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width) problems.push(["page wider than the screen", width]);
+  for (const label of document.querySelectorAll("form[role=search] label")) {
+    const control = label.querySelector("select, input");
+    const text = [...label.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const t = range.getBoundingClientRect();
+    const c = control.getBoundingClientRect();
+    if (c.right > t.left && t.right > c.left && c.bottom > t.top && t.bottom > c.top) {
+      problems.push(["control overlaps its label", control.name]);
+    }
+    if (c.right > width + 0.5) problems.push(["control wider than the screen", control.name]);
+  }
+  for (const row of document.querySelectorAll("li.hook-run")) {
+    if (row.getBoundingClientRect().right > width + 0.5) problems.push(["row wider than the screen", row.id]);
+  }
+  return problems;
+}
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+async def test_the_runs_page_filters_by_hook_status_and_agent(
+    hooks_server: LiveServer, world: HookWorld, browser: Browser, width: int, height: int
+) -> None:
+    from tests.test_accessibility import serious_violations
+    from tests.test_browser import log_in
+
+    async with hooks_server.mcp("legacy", token_name="agent-b", path="/mcp/hooks") as client:
+        await client.call_tool("do_shell_whereami", {"directory": "packages"})
+    await call(hooks_server, "jutsu_typescript_lint", failFast=False)  # agent-a; packages/b fails
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, hooks_server)
+    await page.get_by_role("link", name="Hooks", exact=True).click()
+    await expect(page.get_by_role("heading", name="Hook runs")).to_be_visible()
+    rows = page.locator("li.hook-run")
+    await expect(rows.first).to_be_visible()
+    assert await rows.count() >= 2
+
+    await page.locator("select[name=agent]").select_option("agent-b")  # applied on change, without a reload
+    await expect(page).to_have_url(re.compile(r"/hooks/runs/\?.*agent=agent-b"))
+    await expect(rows.filter(has_text="agent-a")).to_have_count(0)
+    await expect(rows.filter(has_text="Whereami Shell").first).to_be_visible()
+
+    await page.locator("select[name=agent]").select_option("")
+    await page.locator("select[name=hook]").select_option("jutsu_typescript_lint")
+    await page.locator("select[name=status]").select_option("failed")
+    await expect(page).to_have_url(re.compile(r"hook=jutsu_typescript_lint.*status=failed"))
+    await expect(rows.filter(has_text="Whereami Shell")).to_have_count(0)
+    await expect(rows.first).to_have_attribute("data-status", "failed")
+    assert set(await rows.evaluate_all("rows => rows.map((r) => r.dataset.status)")) == {"failed"}
+
+    assert await page.evaluate(FILTER_LAYOUT) == []
+    assert await serious_violations(page) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / f"hook-runs-{width}.png"), full_page=True)
+    await rows.first.get_by_role("link").click()
+    await expect(page.get_by_role("heading", name="Lint Typescript")).to_be_visible()
+    await page.close()
 
 
 def test_no_process_is_left_over(hooks_server: LiveServer, world: HookWorld) -> None:

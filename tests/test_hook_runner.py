@@ -12,6 +12,7 @@ import pytest
 from hooks.config import Hook
 from hooks.runner import (
     Capture,
+    Lines,
     Refused,
     hook_env,
     marker_directories,
@@ -151,3 +152,62 @@ async def test_dir_test_keeps_only_the_folders_where_it_succeeds(workspace: Path
     assert len(await run_directories(without_test, target, dict(os.environ))) == 3
     no_markers = Hook(**{**hook.__dict__, "dirs_with": (), "dir_test": None})
     assert await run_directories(no_markers, resolve_target(workspace, "docs"), {}) == [workspace / "docs"]
+
+
+def test_lines_come_whole_however_the_output_is_split() -> None:
+    lines = Lines()
+    assert lines.feed(b"fir") == []
+    assert lines.feed(b"st\r\nsec") == ["first"]
+    assert lines.feed("ond é".encode()[:-1]) == []  # half of a two-byte character
+    assert lines.feed("é".encode()[-1:] + b"\nthird\n\n") == ["second é", "third", ""]
+    assert lines.feed(b"no newline at the end") == []
+    assert lines.end() == ["no newline at the end"]
+    assert lines.end() == []
+
+
+def test_a_line_over_the_limit_is_cut_and_its_rest_dropped() -> None:
+    lines = Lines(max_bytes=5)
+    assert lines.feed(b"abcdefgh") == ["abcde [line cut]"]
+    assert lines.feed(b"ijk") == []
+    assert lines.feed(b"lmn\nok\n") == ["ok"]
+    assert lines.feed(b"0123456789") == ["01234 [line cut]"]
+    assert lines.end() == []
+
+
+async def test_each_line_is_handed_on_while_the_command_still_runs(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    heard: list[str] = []
+    seen_before_go: list[str] = []
+
+    async def on_line(line: str) -> None:
+        heard.append(line)
+        if line == "first":
+            seen_before_go.extend(heard)
+            go.write_text("")  # the command waits for this: "first" came while it ran
+
+    command = f"echo first; while [ ! -e {go} ]; do sleep 0.02; done; printf 'second\\nlast'"
+    result = await run_command(
+        command, cwd=tmp_path, env=dict(os.environ), timeout=10, output_limit=1024, on_line=on_line
+    )
+    assert result.ok
+    assert seen_before_go == ["first"]
+    assert heard == ["first", "second", "last"]
+    assert result.output == "first\nsecond\nlast"
+
+
+async def test_a_failing_listener_stops_hearing_but_the_command_finishes(tmp_path: Path) -> None:
+    calls = 0
+
+    async def on_line(line: str) -> None:
+        nonlocal calls
+        calls += 1
+        raise ConnectionError("the client went away")
+
+    # 200 kB through a 64 kB pipe: a reader that stopped draining would hang the command.
+    command = "head -c 200000 /dev/zero | tr '\\0' 'x' | fold -w 100; echo done"
+    result = await run_command(
+        command, cwd=tmp_path, env=dict(os.environ), timeout=10, output_limit=1024, on_line=on_line
+    )
+    assert result.ok
+    assert calls == 1
+    assert result.output_bytes == 200000 + 1999 + len("done\n")  # fold adds no newline at the end

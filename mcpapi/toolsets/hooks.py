@@ -35,6 +35,10 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
     async def progress(value: float, message: str) -> None:
         await ctx.report_progress(value, None, message)
 
+    async def log(line: str) -> None:
+        # The SDK drops it on a 2026-07-28 connection unless the request opted in with its logLevel.
+        await ctx.log("info", line, logger_name=hook.tool_name)
+
     try:
         outcome = await service.run_hook(
             hook,
@@ -44,6 +48,7 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
             fail_fast=fail_fast,
             directory=directory,
             progress=progress if has_progress_token(ctx) else None,
+            log=log,
             cancel_scope=lambda: calls.cancel_scope_for_call(token.pk if token else None, ctx.request_id),
         )
     except service.Refused as exc:
