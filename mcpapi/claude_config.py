@@ -3,18 +3,21 @@
 Claude Code rewrites this file itself, often. So every write is atomic (a temporary file
 beside it, then a rename: a crash never leaves half a file), keeps the file's mode and its
 layout (indentation, final newline), and a registration made for the life of a server
-(serve --register) is undone by removing exactly its own entry.
+(serve --register, stdio --register) is undone by removing exactly its own entry.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 class ConfigError(Exception):
@@ -141,3 +144,14 @@ def unregister(registration: Registration) -> bool:
         return False
     write_atomically(path, dumps_like(current, data))
     return True
+
+
+def unregister_quietly(registration: Registration) -> None:
+    """On the way out of a process: a failure to remove the entry is logged, never raised over the shutdown."""
+    try:
+        removed = unregister(registration)
+    except (OSError, ConfigError):
+        logger.warning("Could not remove '%s' from %s", registration.name, registration.path, exc_info=True)
+        return
+    if removed:
+        logger.info("Removed '%s' from %s", registration.name, registration.path)

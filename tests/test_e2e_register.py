@@ -1,4 +1,4 @@
-"""serve --register: MAXSIM's auto-registration in ~/.claude.json, for the life of the server (issue 16)."""
+"""serve --register and stdio --register: MAXSIM's auto-registration in ~/.claude.json, for the life of the server."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.live import ROOT, LiveServer, free_port, login_page_once_up
@@ -122,3 +125,82 @@ claude_config.register(Path({str(home / ".claude.json")!r}), "/repo", "hookbridg
     leftovers = [p.name for p in home.iterdir() if p.name != ".claude.json"]
     assert all(name.startswith(".claude.json.") and name.endswith(".tmp") for name in leftovers), leftovers
     assert os.stat(home / ".claude.json").st_mode & 0o777 == 0o640
+
+
+# --- stdio --register -------------------------------------------------------------------------------
+
+
+def stdio_params(database: LiveServer, home: Path, project: Path, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[str(ROOT / "manage.py"), "mcp_stdio", *args],
+        env={**database.env, "HOME": str(home)},
+        cwd=str(project),
+    )
+
+
+def registered_entry(home: Path, project: Path) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        data = json.loads((home / ".claude.json").read_text())
+        entry = data.get("projects", {}).get(str(project.resolve()), {}).get("mcpServers", {}).get("hookbridge")
+        if entry is not None:
+            return dict(entry)
+        time.sleep(0.05)
+    raise AssertionError("stdio --register wrote no entry")
+
+
+def config_once_back(home: Path) -> str:
+    """The file once it holds the original again (the server removes its entry as it ends), or as it is then."""
+    deadline = time.monotonic() + 20
+    while (text := (home / ".claude.json").read_text()) != ORIGINAL and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return text
+
+
+async def test_stdio_registers_a_working_entry_for_the_folder_and_removes_it_on_exit(
+    database: LiveServer, home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    token = database.manage("create_token", "stdio-agent").strip().splitlines()[-1]
+    params = stdio_params(database, home, project, "--register", "--token", token, "--toolsets", "askme")
+    async with Client(stdio_client(params)) as client:
+        assert "ask-one-question" in {tool.name for tool in (await client.list_tools()).tools}
+        entry = registered_entry(home, project)
+        assert entry["type"] == "stdio"
+        assert entry["command"] == sys.executable
+        assert entry["args"] == [str(ROOT / "manage.py"), "mcp_stdio", "--toolsets", "askme"]  # no --register
+        assert entry["env"] == {"DATABASE_URL": database.env["DATABASE_URL"], "HOOKBRIDGE_TOKEN": token}
+        assert (home / ".claude.json").stat().st_mode & 0o777 == 0o640
+        # Claude Code starts the entry with its own environment plus the entry's, in the project.
+        base = {k: v for k, v in database.env.items() if k not in ("DATABASE_URL", "SECRET_KEY")}
+        started = StdioServerParameters(
+            command=entry["command"],
+            args=entry["args"],
+            env={**base, **entry["env"], "HOME": str(home)},
+            cwd=str(project),
+        )
+        async with Client(stdio_client(started)) as second:
+            assert "ask-one-question" in {tool.name for tool in (await second.list_tools()).tools}
+        assert registered_entry(home, project) == entry  # the started one registers nothing of its own
+    # The client closed stdin: the server ended and took exactly its entry away.
+    assert config_once_back(home) == ORIGINAL
+    assert (home / ".claude.json").stat().st_mode & 0o777 == 0o640
+
+
+def test_stdio_removes_its_entry_on_sigterm(database: LiveServer, home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    params = stdio_params(database, home, project, "--register")
+    process = subprocess.Popen(
+        [params.command, *params.args], cwd=params.cwd, env=params.env,
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        entry = registered_entry(home, project)
+        assert "env" not in entry or "HOOKBRIDGE_TOKEN" not in entry["env"]  # no token: the OS user asks
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, errors = process.communicate(timeout=20)
+    assert (home / ".claude.json").read_text() == ORIGINAL, errors.decode()[-2000:]

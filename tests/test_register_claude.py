@@ -69,3 +69,30 @@ def test_unregistering_what_is_not_there_is_an_error(home: Path, db: None) -> No
     with pytest.raises(CommandError, match="no server 'hookbridge'"):
         run("unregister_claude", "--project", str(home))
     assert json.loads((home / ".claude.json").read_text()) == ORIGINAL
+
+
+def test_the_stdio_entry_of_the_installed_command_runs_it_again_without_register(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpapi.management.commands.mcp_stdio import stdio_entry
+
+    script = tmp_path / "bin" / "hookbridge"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.setattr("sys.argv", [str(script), "stdio", "--register"])
+    for name in ("HOOKBRIDGE_DATA_DIR", "DATABASE_URL", "REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOOKBRIDGE_DATA_DIR", "/srv/hookbridge")
+    assert stdio_entry("maxsim+askme", "") == {
+        "type": "stdio",
+        "command": str(script.resolve()),
+        "args": ["stdio", "--toolsets", "maxsim+askme"],
+        "env": {"HOOKBRIDGE_DATA_DIR": "/srv/hookbridge"},
+    }
+    monkeypatch.delenv("HOOKBRIDGE_DATA_DIR")
+    assert stdio_entry("askme", "tok") == {
+        "type": "stdio",
+        "command": str(script.resolve()),
+        "args": ["stdio", "--toolsets", "askme"],
+        "env": {"HOOKBRIDGE_TOKEN": "tok"},
+    }

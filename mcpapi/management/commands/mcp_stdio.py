@@ -12,7 +12,11 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
+import os
+import shutil
 import signal
+import sys
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +28,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import JSONRPCNotification
 
 from hookbridge_site import broadcast, runtime
-from mcpapi import calls, toolsets
+from mcpapi import calls, claude_config, toolsets
 from mcpapi.server import access_token, build_server
 from questions import sweeper
 from tokens.models import AgentToken, Scope
@@ -80,6 +84,39 @@ class CancellationTap:
         return getattr(self._inner, name)
 
 
+# What decides where the data is: a server Claude Code starts from the entry must use the same.
+SHARED_ENV = ("HOOKBRIDGE_DATA_DIR", "DATABASE_URL", "REDIS_URL")
+
+
+def stdio_entry(sets: str, token: str) -> dict[str, Any]:
+    """How Claude Code starts this same server: the command that runs now, without --register.
+
+    Without --register, or the process Claude Code starts would remove the entry when it exits.
+    """
+    program = Path(sys.argv[0])
+    if program.name == "manage.py":  # a checkout
+        command, args = sys.executable, [str(program.resolve()), "mcp_stdio"]
+    else:  # the installed `hookbridge` command
+        command, args = str(Path(shutil.which(sys.argv[0]) or program).resolve()), ["stdio"]
+    env = {name: os.environ[name] for name in SHARED_ENV if os.environ.get(name)}
+    if token:
+        env["HOOKBRIDGE_TOKEN"] = token  # not in args, where `ps` would show it
+    entry: dict[str, Any] = {"type": "stdio", "command": command, "args": [*args, "--toolsets", sets]}
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def register_while_running(entry: dict[str, Any], name: str) -> claude_config.Registration:
+    project = str(Path.cwd().resolve())
+    try:
+        registration = claude_config.register(claude_config.default_path(), project, name, entry)
+    except claude_config.ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    logger.info("Registered '%s' (stdio) for %s in %s", name, project, registration.path)
+    return registration
+
+
 class Command(BaseCommand):
     help = "Serve the MCP tools over stdio (for clients that only speak stdio)."
 
@@ -95,6 +132,12 @@ class Command(BaseCommand):
             action="store_true",
             help="never open the browser at a question (by default it opens when no dashboard is open)",
         )
+        parser.add_argument(
+            "--register",
+            action="store_true",
+            help="register this stdio server with Claude Code for the current folder (~/.claude.json) while it runs",
+        )
+        parser.add_argument("--register-name", default="hookbridge", help="the server's name in Claude Code")
 
     def handle(self, *args: Any, token: str, **options: Any) -> None:
         try:
@@ -125,7 +168,14 @@ class Command(BaseCommand):
             async with stdio_server() as (read_stream, write_stream):
                 await lowlevel.run(CancellationTap(read_stream), write_stream, lowlevel.create_initialization_options())
 
+        registration = None
+        if options["register"]:
+            registration = register_while_running(stdio_entry(options["toolsets"], token), options["register_name"])
         try:
             asyncio.run(serve())
         except asyncio.CancelledError:
             logger.info("Stopped by SIGTERM")
+        finally:
+            # Whichever way it ends (stdin closed, SIGTERM, Ctrl-C), the entry goes with it.
+            if registration is not None:
+                claude_config.unregister_quietly(registration)

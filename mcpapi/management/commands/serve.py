@@ -59,16 +59,6 @@ def register_while_serving(url: str, name: str) -> claude_config.Registration:
     return registration
 
 
-def unregister_quietly(registration: claude_config.Registration) -> None:
-    try:
-        removed = claude_config.unregister(registration)
-    except (OSError, claude_config.ConfigError):
-        logger.warning("Could not remove '%s' from %s", registration.name, registration.path, exc_info=True)
-        return
-    if removed:
-        logger.info("Removed '%s' from %s", registration.name, registration.path)
-
-
 def local_credentials() -> dict[str, str]:
     path = Path(settings.HOOKBRIDGE_LOCAL_CREDENTIALS)
     try:
@@ -119,4 +109,4 @@ class Command(BaseCommand):
         finally:
             presence.withdraw()
             if registration is not None:
-                unregister_quietly(registration)
+                claude_config.unregister_quietly(registration)
