@@ -137,7 +137,7 @@ def test_hooks_list_shows_what_was_found_and_the_skipped_config(hooks_server: Li
         timeout=60,
     )
     assert result.returncode == 1  # a config was skipped
-    assert "7 hook(s) served at /mcp/hooks" in result.stdout
+    assert "9 hook(s) served at /mcp/hooks" in result.stdout
     assert "jutsu_typescript_lint  Lint Typescript" in result.stdout
     assert f"command: {LINT}" in result.stdout
     assert f"{world.plugins / 'broken' / 'han-config.json'}: hooks.lint.command: Field required" in result.stderr
