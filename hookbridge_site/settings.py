@@ -8,10 +8,12 @@ and the local secret key is kept by `serve` (hookbridge_site.local_secret).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import django_stubs_ext
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from hookbridge_site import channel_layers, local_secret
@@ -57,6 +59,13 @@ LOCAL_ONLY = set(ALLOWED_HOSTS) <= _LOOPBACK_HOSTS
 # a restart without the user having to invent a secret (hookbridge_site.local_secret).
 HOOKBRIDGE_SECRET_KEY_FILE = HOOKBRIDGE_DATA_DIR / "secret_key"
 SECRET_KEY = env_str("SECRET_KEY")
+# Keys published with Hook Bridge (deploy/env.example): anyone can sign a session cookie with them.
+PUBLISHED_SECRET_KEYS = frozenset({"change-me-to-a-long-random-string-of-at-least-fifty-characters-0123456789"})
+if SECRET_KEY in PUBLISHED_SECRET_KEYS:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is the example's from deploy/env.example, which anyone can read; make one with "
+        'python -c "import secrets; print(secrets.token_urlsafe(50))" and put it in the environment'
+    )
 if not SECRET_KEY:
     if not (DEBUG or LOCAL_ONLY):
         raise ImproperlyConfigured(
@@ -74,6 +83,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "csp",
     "template_partials",
     # Bottom to top (docs/architecture.md); import-linter holds the order.
     "hookbridge_site.apps.SiteConfig",
@@ -95,7 +105,24 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
+
+# Every page: scripts, styles and images from this server only (htmx is vendored), so markup an
+# agent slips into a question can neither run nor make viewers' browsers fetch anything.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],  # the pages' WebSockets: same host, ws: or wss:
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 ROOT_URLCONF = "hookbridge_site.urls"
 ASGI_APPLICATION = "hookbridge_site.asgi.application"
@@ -231,6 +258,10 @@ HOOKBRIDGE_WORKSPACE = env_directory("HOOKBRIDGE_WORKSPACE", Path.cwd().resolve(
 HOOKBRIDGE_HOOK_TIMEOUT = required_seconds("HOOKBRIDGE_HOOK_TIMEOUT", 600.0)
 # Output kept per directory of a run (stdout and stderr together); the rest is cut and the cut stated.
 HOOKBRIDGE_HOOK_OUTPUT_LIMIT = env_int("HOOKBRIDGE_HOOK_OUTPUT_LIMIT", 64 * 1024, minimum=1024)
+# Hook runs at once, across every worker: maxConcurrent counts per folder, so without these
+# one token naming many folders could start a process per folder.
+HOOKBRIDGE_HOOK_MAX_RUNS = env_int("HOOKBRIDGE_HOOK_MAX_RUNS", 2 * (os.cpu_count() or 1))
+HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN = env_int("HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN", os.cpu_count() or 1)
 
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
 HOOKBRIDGE_PUBLIC_URL = env_url("HOOKBRIDGE_PUBLIC_URL", "http://127.0.0.1:8000")

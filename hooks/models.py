@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
@@ -53,6 +54,17 @@ class Busy(Exception):
             f"{tool} is already running in {target!r}{since}; Hook Bridge runs it there "
             f"{'once at a time' if limit == 1 else f'at most {limit} times at once'}. "
             "Wait for that run to finish and call again; its result is on the dashboard."
+        )
+
+
+class AtCapacity(Exception):
+    """As many hooks run as the server, or this caller's token, may run at once."""
+
+    def __init__(self, running: int, limit: int, setting: str, whose: str) -> None:
+        self.running, self.limit = running, limit
+        super().__init__(
+            f"{whose} {running} hook runs going, the most Hook Bridge allows at once ({setting}={limit}). "
+            "Nothing was started: wait for one to finish and call again."
         )
 
 
@@ -141,18 +153,42 @@ class HookRun(models.Model):
         for slot in range(max_concurrent):
             for _attempt in range(2):  # a second go once a stale holder is cleared
                 try:
-                    # Atomic: the insert either takes the slot or fails on the unique constraint,
-                    # and the dashboard hears of it only once the row can be read.
+                    # Atomic: the insert either takes the slot or fails on the unique constraint.
                     with transaction.atomic():
                         run = cls.objects.create(slot=slot, **fields)
-                        send_on_commit(signals.run_started, HookRun, run_id=run.pk)
-                    return run
                 except IntegrityError:
                     holder = cls.objects.filter(tool=tool, target=target, slot=slot).first()
                     if holder is None or not holder.is_stale():
                         break
                     holder.abandon()
+                    continue
+                # Committed first, then counted: of two runs started at once on two workers the
+                # later to count sees the other, so the caps are never exceeded (at worst both step back).
+                try:
+                    run.check_capacity()
+                except AtCapacity:
+                    run.delete()
+                    raise
+                send_on_commit(signals.run_started, HookRun, run_id=run.pk)
+                return run
         raise Busy(holder, tool, target, max_concurrent)
+
+    def check_capacity(self) -> None:
+        """Raise AtCapacity if the other runs going already fill the server's or this token's cap."""
+        others = (
+            HookRun.objects.filter(status=RunStatus.RUNNING)
+            .exclude(pk=self.pk)
+            .only("heartbeat_at", "timeout_seconds", "status", "caller_id")
+        )
+        going = [run for run in others if not run.is_stale()]
+        limit = settings.HOOKBRIDGE_HOOK_MAX_RUNS
+        if len(going) >= limit:
+            raise AtCapacity(len(going), limit, "HOOKBRIDGE_HOOK_MAX_RUNS", "The server has")
+        if self.caller_id is not None:
+            mine = sum(1 for run in going if run.caller_id == self.caller_id)
+            limit = settings.HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN
+            if mine >= limit:
+                raise AtCapacity(mine, limit, "HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN", f"Token '{self.caller_name}' has")
 
     def abandon(self) -> None:
         """A run whose server died mid-run: free its slot so the hook can run there again."""

@@ -22,7 +22,7 @@ from hookbridge_site.db import database_sync_to_async
 from hookbridge_site.formatting import duration
 from hooks import runner
 from hooks.config import Hook
-from hooks.models import Busy, DirectoryStatus, HookRun, HookRunDirectory, RunStatus
+from hooks.models import AtCapacity, Busy, DirectoryStatus, HookRun, HookRunDirectory, RunStatus
 from tokens.models import AgentToken
 
 logger = logging.getLogger(__name__)
@@ -219,7 +219,7 @@ async def run_hook(
             target=target.relative, max_concurrent=hook.max_concurrent, timeout_seconds=hook.timeout,
             caller=caller, caller_name=caller_name, fail_fast=fail_fast, verbose=verbose,
         )  # fmt: skip
-    except Busy as exc:
+    except (Busy, AtCapacity) as exc:
         raise Refused(str(exc)) from None
     logger.info("Hook %s started in %s for %s (run %s)", hook.tool_name, target.relative, caller_name, run.pk)
     reporter = Progress(progress)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from hookbridge_site.jsonapi import json_error
+from hookbridge_site.jsonapi import json_error, object_body
 from lifecycle.models import AgentSession, SessionTaken
 from tokens.auth import TokenRequest, token_required
 from tokens.models import Scope
@@ -23,12 +22,9 @@ def _not_found(guid: object) -> JsonResponse:
 @require_POST
 @token_required(Scope.AGENT)
 def session_create(request: TokenRequest) -> JsonResponse:
-    try:
-        payload = json.loads(request.body or b"{}")
-    except ValueError:
-        return json_error("is not valid JSON", field="body")
-    if not isinstance(payload, dict):
-        return json_error("must be a JSON object", field="body")
+    payload = object_body(request, empty="{}")
+    if isinstance(payload, JsonResponse):
+        return payload
     fields = {}
     for name in ("name", "project"):
         value = payload.get(name, "")

@@ -32,7 +32,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from starlette.types import Message, Receive, Scope, Send
 
-from hookbridge_site import runtime
+from hookbridge_site import jsonapi, runtime
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
 from questions.models import Question
@@ -215,6 +215,10 @@ class MCPRouter:
             if body is None:
                 await _send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
                 return
+            problem = jsonrpc_problem(body)
+            if problem is not None:
+                await _send_json(send, 400, _jsonrpc_error(*problem))
+                return
             if token is not None:
                 await _route_cancellation(token, body)
                 if _is_initialize(body):
@@ -287,6 +291,26 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+def jsonrpc_problem(body: bytes) -> tuple[int, str] | None:
+    """(code, message) for a body the SDK must not see: JSON that would crash a parser, or a request id
+    that is neither a string nor an integer (the SDK would drop it without a word). Other bodies go on."""
+    if not body.lstrip().startswith((b"{", b"[")):
+        return None  # not JSON at all: the SDK's own parse error says so
+    constants: list[str] = []
+    try:
+        payload = jsonapi.loads(body, constants=constants)
+    except jsonapi.BadJSON as exc:
+        return -32700, f"Parse error: the body {exc}"
+    for message in payload if isinstance(payload, list) else [payload]:
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            request_id = message["id"]
+            if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+                return -32600, f"Invalid Request: id must be a string or an integer, not {json.dumps(request_id)[:40]}"
+    if constants:
+        return -32700, f"Parse error: {constants[0]} is not a JSON number; send a finite number or null"
+    return None
 
 
 def _messages(body: bytes) -> list[Any]:

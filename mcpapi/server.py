@@ -11,12 +11,14 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, GetPromptResult, InputRequiredResult
+from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import AnyHttpUrl, ValidationError
 
+from hookbridge_site import jsonapi
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
 from tokens.models import AgentToken, digest
@@ -82,11 +84,30 @@ class HookBridgeServer(MCPServer):
                 invalid = invalid.__cause__
             if invalid is None:
                 raise
-            problems = "; ".join(
-                f"arguments.{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
-                for error in invalid.errors(include_url=False)
-            )
-            raise MCPError(INVALID_PARAMS, problems) from None
+            raise MCPError(INVALID_PARAMS, describe(invalid)) from None
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Refuse what the database cannot store, and name each bad argument without echoing its value."""
+        problem = jsonapi.unstorable(arguments, "arguments.")
+        if problem is not None:
+            raise ToolError(f"Invalid arguments for {name}: {problem}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            # The SDK's text starts "Error executing tool" and repeats each rejected value (up to 1 MB).
+            raise ToolError(f"Invalid arguments for {name}: {describe(exc.__cause__)}") from exc.__cause__
+
+
+def describe(invalid: ValidationError) -> str:
+    """Each problem as "arguments.<name>: <what is wrong>", without the value that was sent."""
+    return "; ".join(
+        f"arguments.{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+        for error in invalid.errors(include_url=False, include_input=False)
+    )
 
 
 def build_server(sets: Iterable[str]) -> MCPServer:

@@ -2,45 +2,80 @@
 
 from __future__ import annotations
 
-import json
+import base64
 import uuid
+from datetime import datetime
+from typing import Any
 
-from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.db.models import Q
+from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from hookbridge_site.jsonapi import json_error
+from hookbridge_site.jsonapi import json_error, object_body
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 from questions.serializers import question_data
 from tokens.auth import TokenRequest, client_address, token_required
 from tokens.models import Scope
 
+PAGE_SIZE, MAX_PAGE_SIZE = 100, 500
+
 
 @require_GET
 @token_required(Scope.AGENT, Scope.ANSWER)
-def question_list(request: HttpRequest) -> JsonResponse:
-    questions = Question.objects.select_related("answer").order_by("created_at")
+def question_list(request: TokenRequest) -> JsonResponse:
+    """Newest first, a page at a time: an agent token sees its own questions, an answer token all of them.
+
+    `next` is the URL of the following page (the same filters and a cursor), null on the last one.
+    """
+    questions = Question.objects.select_related("answer").order_by("-created_at", "-pk")
+    if request.agent_token.scope == Scope.AGENT:
+        questions = questions.filter(asker=request.agent_token)
     status = request.GET.get("status")
     if status:
         if status not in Status.values:
             return json_error(f"must be one of {', '.join(Status.values)}", field="status")
         questions = questions.filter(status=status)
-    return JsonResponse({"questions": [question_data(q) for q in questions[:500]]})
+    raw_limit = request.GET.get("limit", str(PAGE_SIZE))
+    if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_PAGE_SIZE:
+        return json_error(f"must be a whole number from 1 to {MAX_PAGE_SIZE}", field="limit")
+    limit = int(raw_limit)
+    cursor = request.GET.get("cursor")
+    if cursor:
+        after = decode_cursor(cursor)
+        if after is None:
+            return json_error("is not a cursor this API gave; start again without it", field="cursor")
+        created_at, pk = after
+        questions = questions.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk))
+    page = list(questions[: limit + 1])
+    body: dict[str, Any] = {"questions": [question_data(q) for q in page[:limit]], "next": None}
+    if len(page) > limit:
+        query = request.GET.copy()
+        query["cursor"] = encode_cursor(page[limit - 1])
+        body["next"] = f"{request.path}?{query.urlencode()}"
+    return JsonResponse(body)
+
+
+def encode_cursor(question: Question) -> str:
+    """Where a page ended: the last question's time and id, so new questions never shift the pages."""
+    return base64.urlsafe_b64encode(f"{question.created_at.isoformat()}|{question.pk}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID] | None:
+    try:
+        created_at, _, pk = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
+        return datetime.fromisoformat(created_at), uuid.UUID(pk)
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors too
+        return None
 
 
 @csrf_exempt
 @require_POST
 @token_required(Scope.ANSWER)
 def mcp_answer(request: TokenRequest) -> JsonResponse:
-    if len(request.body) > settings.HOOKBRIDGE_MAX_BODY_BYTES:
-        return json_error("request body too large", status=413)
-    try:
-        payload = json.loads(request.body)
-    except ValueError:
-        return json_error("is not valid JSON", field="body")
-    if not isinstance(payload, dict):
-        return json_error("must be a JSON object", field="body")
+    payload = object_body(request)
+    if isinstance(payload, JsonResponse):
+        return payload
     question_id, answer = payload.get("questionId"), payload.get("answer")
     if not isinstance(question_id, str):
         return json_error("is required and must be a string", field="questionId")

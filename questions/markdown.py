@@ -6,11 +6,38 @@ cleans the output anyway, so a renderer change can never let a script through.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import nh3
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+def _image(renderer: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    """An image from this server stays an image; any other becomes a link showing its address.
+
+    Loading it would tell its owner who looks at the question and when, and would let an
+    agent make every viewer's browser send requests wherever it likes.
+    """
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    # markdown-it has percent-encoded the address: "/\\host" is a path here, never another host.
+    if src.startswith("/") and not src.startswith("//"):
+        return str(renderer.image(tokens, idx, options, env))
+    alt = renderer.renderInlineAsText(token.children or [], options, env)
+    label = escapeHtml(f"Image: {alt} ({src})" if alt else f"Image ({src})")
+    opened = sum(1 if t.type == "link_open" else -1 if t.type == "link_close" else 0 for t in tokens[:idx])
+    # Inside a link already (a linked badge): the text alone, as links do not nest.
+    return label if opened > 0 else f'<a href="{escapeHtml(src)}">{label}</a>'
+
+
+_md.add_render_rule("image", _image)
 
 _ALLOWED_TAGS = {
     "a", "blockquote", "br", "code", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol",

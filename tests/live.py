@@ -170,8 +170,9 @@ class LiveServer:
         ):
             yield client
 
-    async def questions(self, status: str | None = None, token_name: str = "agent-a") -> list[dict[str, Any]]:
-        params = {"status": status} if status else {}
+    async def questions(self, status: str | None = None, token_name: str = "answer-bot") -> list[dict[str, Any]]:
+        """The newest 500 questions of every agent (an answer token sees all; an agent token its own)."""
+        params = {"status": status, "limit": "500"} if status else {"limit": "500"}
         async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
             response = await http.get(f"{self.url}/api/questions", params=params)
             response.raise_for_status()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import secrets
 import shlex
 import shutil
 import ssl
@@ -99,6 +100,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             HOOKBRIDGE_MCP_ALLOWED_HOSTS="localhost",  # nginx forwards $host: the name without the port
             HOOKBRIDGE_MCP_ALLOWED_ORIGINS=f"https://localhost:{https_port}",
             HOOKBRIDGE_PROGRESS_INTERVAL="0.3",
+            SECRET_KEY=secrets.token_urlsafe(50),  # as docs/deploy.md says: the example's is refused
         )
         for command in unit_commands("hookbridge-migrate.service"):
             subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)

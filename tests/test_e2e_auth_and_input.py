@@ -104,6 +104,12 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
         "options",
     ),
     ("wait_for_answer", {"question_id": "not-an-id"}, "question_id"),
+    # What a database column cannot hold (issue 17): PostgreSQL's integer is 32 bits, SQLite's 64.
+    ("submit_lifecycle_event", {"event_type": "task-started", "step": 2**31}, "step"),
+    ("submit_lifecycle_event", {"event_type": "task-started", "step": 10**30}, "step"),
+    ("submit_lifecycle_event", {"event_type": "task-started", "phase_name": "a\x00b"}, "phase_name"),
+    ("ask_question", {"question": "Nul\x00?"}, "question"),
+    ("ask_question", {"question": "Pick", "options": [{"value": "a", "label": "A\x00"}]}, "options.0.label"),
 ]
 
 
@@ -118,6 +124,7 @@ async def test_a_bad_argument_gets_an_error_naming_it_and_writes_nothing(
         after_status = (await client.call_tool("get_phase_status", {})).structured_content
     assert result.is_error
     assert argument in text_of(result)
+    assert "Error executing tool" not in text_of(result)
     assert len(await live_server_proc.questions()) == before_questions
     assert before_status == after_status
 
@@ -229,3 +236,95 @@ async def test_an_over_long_answer_is_refused_and_changes_nothing(live_server_pr
         assert too_long.json()["field"] == "answer"
         assert (await live_server_proc.answer_via_api(question["id"], "short")).status_code == 200
         assert (await asyncio.wait_for(call, 10)).structured_content == {"answer": "short"}
+
+
+# --- bodies that must not crash anything (issue 17) ---------------------------------------------------
+
+DEEP = "[" * 1000 + "]" * 1000  # about 2 KB; Python's parser alone gives up near 1000 levels
+
+
+async def test_deeply_nested_tool_arguments_get_a_parse_error_and_ask_nothing(live_server_proc: LiveServer) -> None:
+    before = len(await live_server_proc.questions())
+    body = '{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "ask_question", "arguments": '
+    body += '{"question": "Deep?", "options": ' + DEEP + "}}}"
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS}) as http:
+        response = await http.post(
+            f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32700
+    assert "nested too deeply: at most 64 levels" in error["message"]
+    assert len(await live_server_proc.questions()) == before
+    assert "Traceback" not in live_server_proc.log()
+
+
+@pytest.mark.parametrize(("path", "scope"), [("/api/mcp-answer", "answer"), ("/api/sessions", "agent")])
+async def test_the_json_api_refuses_deep_nan_and_oversized_bodies_as_json(
+    live_server_proc: LiveServer, path: str, scope: str
+) -> None:
+    token = live_server_proc.tokens["answer-bot"] if scope == "answer" else live_server_proc.tokens["agent-a"]
+    huge = b'{"pad": "' + b"x" * (2 * 1024 * 1024) + b'"}'
+
+    def chunks() -> Any:
+        yield huge[:1000]
+        yield huge[1000:]
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        deep = await http.post(f"{live_server_proc.url}{path}", content=DEEP)
+        nan = await http.post(f"{live_server_proc.url}{path}", content='{"name": NaN}')
+        sized = await http.post(f"{live_server_proc.url}{path}", content=huge)
+        chunked = await http.post(f"{live_server_proc.url}{path}", content=chunks())  # no Content-Length
+    assert (deep.status_code, deep.json()["field"]) == (400, "body")
+    assert deep.json()["error"] == "body: is nested too deeply: at most 64 levels of arrays and objects"
+    assert (nan.status_code, nan.json()["error"]) == (
+        400,
+        "body: NaN is not a JSON number; send a finite number or null",
+    )
+    for response in (sized, chunked):
+        assert response.status_code == 413
+        assert response.json() == {
+            "error": "body: is larger than 1048576 bytes (HOOKBRIDGE_MAX_BODY_BYTES)",
+            "field": "body",
+        }
+    assert "Traceback" not in live_server_proc.log()
+
+
+@pytest.mark.parametrize("request_id", ['{"a": 1}', "NaN", "1.5", "null", "[1]"])
+async def test_a_request_with_an_invalid_id_gets_invalid_request(live_server_proc: LiveServer, request_id: str) -> None:
+    body = '{"jsonrpc": "2.0", "id": ' + request_id + ', "method": "tools/list"}'
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS}) as http:
+        response = await http.post(
+            f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 400
+    assert response.json()["id"] is None
+    assert response.json()["error"]["code"] == -32600
+    assert "id must be a string or an integer" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+async def test_get_and_delete_on_the_stateless_endpoint_answer_405_at_once(
+    live_server_proc: LiveServer, method: str
+) -> None:
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS}, timeout=5) as http:
+        response = await http.request(method, f"{live_server_proc.url}/mcp")
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+    assert response.json()["error"]["code"] == -32600
+
+
+async def test_an_unpaired_surrogate_in_tool_arguments_is_refused_by_name(live_server_proc: LiveServer) -> None:
+    body = (
+        '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask_question", '
+        '"arguments": {"question": "Half a pair \\ud800?"}}}'
+    )
+    before = len(await live_server_proc.questions())
+    headers = {**live_server_proc.auth(), **MCP_HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+    async with httpx2.AsyncClient(headers=headers) as http:
+        response = await http.post(
+            f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 200
+    assert "arguments.question: must not contain an unpaired surrogate" in response.text
+    assert len(await live_server_proc.questions()) == before

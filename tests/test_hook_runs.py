@@ -14,7 +14,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.test import Client
 from django.utils import timezone
 
-from hooks.models import Busy, DirectoryStatus, HookRun, RunStatus
+from hooks.models import AtCapacity, Busy, DirectoryStatus, HookRun, RunStatus
 from hooks.routing import websocket_urlpatterns
 from tokens.models import AgentToken
 
@@ -164,3 +164,35 @@ async def test_the_run_pages_socket_sends_the_run_as_it_stands() -> None:
     assert 'id="run-live"' in state
     assert "Running" in state
     await communicator.disconnect()
+
+
+@pytest.mark.django_db
+def test_the_server_wide_cap_refuses_a_run_beyond_it_in_any_folder(settings: Any) -> None:
+    settings.HOOKBRIDGE_HOOK_MAX_RUNS = 2
+    first, _second = start(target="a"), start(target="b")
+    with pytest.raises(AtCapacity, match=r"The server has 2 hook runs going, .*\(HOOKBRIDGE_HOOK_MAX_RUNS=2\)"):
+        start(target="c")
+    assert HookRun.objects.count() == 2  # the refused run left nothing behind
+    first.finish(RunStatus.PASSED)
+    assert start(target="c").status == RunStatus.RUNNING
+
+
+@pytest.mark.django_db
+def test_the_per_token_cap_counts_that_tokens_runs_only(settings: Any) -> None:
+    settings.HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN = 1
+    a, _ = AgentToken.issue("agent-a")
+    b, _ = AgentToken.issue("agent-b")
+    start(target="one", caller=a)
+    with pytest.raises(
+        AtCapacity, match=r"Token 'agent-a' has 1 hook runs going, .*HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN=1"
+    ):
+        start(target="two", caller=a)
+    assert start(target="two", caller=b).caller == b  # another token is not held back
+
+
+@pytest.mark.django_db
+def test_a_stale_run_does_not_count_against_the_cap(settings: Any) -> None:
+    settings.HOOKBRIDGE_HOOK_MAX_RUNS = 1
+    stale = start(target="a")
+    HookRun.objects.filter(pk=stale.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=600 + 61))
+    assert start(target="b").status == RunStatus.RUNNING

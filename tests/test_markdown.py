@@ -61,3 +61,31 @@ def test_it_renders_ordinary_markdown() -> None:
 def test_the_inertness_check_can_fail() -> None:
     with pytest.raises(AssertionError):
         assert_inert("<script>x</script>")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("![logo](https://tracker.example/p.png?who=me)", "Image: logo (https://tracker.example/p.png?who=me)"),
+        ("![](//tracker.example/p.png)", "Image (//tracker.example/p.png)"),
+        ("![x](HTTP://10.0.0.1/admin/delete)", "Image: x (HTTP://10.0.0.1/admin/delete)"),
+    ],
+)
+def test_a_remote_image_becomes_a_link_showing_its_address(text: str, shown: str) -> None:
+    html = render_markdown(text)
+    collector = _Collector()
+    collector.feed(html)
+    assert "img" not in [tag for tag, _ in collector.tags]
+    assert shown.replace("&", "&amp;") in html
+
+
+def test_a_linked_remote_image_keeps_one_link_with_the_address_as_its_text() -> None:
+    html = render_markdown("[![build](https://ci.example/badge.svg)](https://ci.example/run/7)")
+    assert html.count("<a ") == 1
+    assert ">Image: build (https://ci.example/badge.svg)</a>" in html
+
+
+def test_an_image_from_this_server_stays_an_image() -> None:
+    assert '<img src="/static/hookbridge.css" alt="chart">' in render_markdown("![chart](/static/hookbridge.css)")
+    # A backslash browsers would read as "//": encoded, it stays a path on this server.
+    assert '<img src="/%5Cevil.example/p.png" alt="x">' in render_markdown("![x](/\\evil.example/p.png)")

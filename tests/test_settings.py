@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -60,6 +61,11 @@ def test_team_settings_switch_to_postgres_and_redis() -> None:
         ({"ALLOWED_HOSTS": "hooks.example.com", "SECRET_KEY": ""}, "SECRET_KEY is required"),
         ({"HOOKBRIDGE_DEFAULT_TOOLSETS": "maxsim+bogus"}, "HOOKBRIDGE_DEFAULT_TOOLSETS: unknown tool set 'bogus'"),
         ({"HOOKBRIDGE_ASKME_TIMEOUT": "-1"}, "HOOKBRIDGE_ASKME_TIMEOUT must be a positive number"),
+        (
+            {"SECRET_KEY": "change-me-to-a-long-random-string-of-at-least-fifty-characters-0123456789"},
+            "SECRET_KEY is the example's from deploy/env.example, which anyone can read; make one with "
+            'python -c "import secrets; print(secrets.token_urlsafe(50))"',
+        ),
     ],
 )
 def test_a_bad_value_stops_the_start(env: dict[str, str], message: str) -> None:
@@ -108,3 +114,14 @@ def test_reading_the_settings_writes_nothing() -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True"
+
+
+def test_every_secret_key_the_deploy_files_publish_is_refused() -> None:
+    from hookbridge_site.settings import PUBLISHED_SECRET_KEYS
+
+    published = set()
+    for path in [*(ROOT / "deploy").rglob("*"), *(ROOT / "docs").rglob("*.md"), ROOT / "README.md"]:
+        if path.is_file():
+            published |= set(re.findall(r"^SECRET_KEY=(\S+)", path.read_text(errors="replace"), flags=re.MULTILINE))
+    assert published  # the example is found: the search looks where it is
+    assert published <= PUBLISHED_SECRET_KEYS

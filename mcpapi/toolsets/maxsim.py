@@ -16,6 +16,9 @@ from lifecycle.models import EventType, LifecycleEvent
 from mcpapi.asking import ask_and_wait, caller, json_result, wait
 from questions.models import Kind, Question, Status
 
+# The largest integer every database's integer column holds (PostgreSQL's is 32 bits).
+MAX_STORED_INT = 2**31 - 1
+
 
 class Option(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -120,8 +123,8 @@ async def submit_lifecycle_event(
     ],
     phase_name: Annotated[StrictStr | None, Field(max_length=200)] = None,
     phase_number: Annotated[StrictStr | None, Field(max_length=32)] = None,
-    step: Annotated[StrictInt | None, Field(ge=0)] = None,
-    total_steps: Annotated[StrictInt | None, Field(ge=1)] = None,
+    step: Annotated[StrictInt | None, Field(ge=0, le=MAX_STORED_INT)] = None,
+    total_steps: Annotated[StrictInt | None, Field(ge=1, le=MAX_STORED_INT)] = None,
 ) -> CallToolResult:
     """Report where you are (phase, plan, task, verification); shown live on the dashboard."""
     if step is not None and total_steps is not None and step > total_steps:
