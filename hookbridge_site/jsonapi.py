@@ -73,32 +73,33 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def unstorable(values: dict[str, Any], prefix: str = "") -> str | None:
+def unstorable(values: dict[str, Any], prefix: str = "", *, nul: bool = True) -> str | None:
     """ "<field>: <problem>" for the first text no database column can hold (a NUL character, half of
     a surrogate pair), keys included; None when all is well.
 
     Walked without recursion: over stdio nothing above the SDK bounds how deep a value nests.
+    nul=False looks for surrogates only.
     """
     stack: list[tuple[str, Any]] = [(f"{prefix}{key}", value) for key, value in values.items()]
     for key in values:
-        if problem := _bad_text(str(key)):
+        if problem := _bad_text(str(key), nul):
             return f"{prefix}{key!r}: a key {problem}"
     while stack:
         where, value = stack.pop()
         if isinstance(value, dict):
             for key, item in value.items():
-                if problem := _bad_text(str(key)):
+                if problem := _bad_text(str(key), nul):
                     return f"{where}: a key {problem}"
                 stack.append((f"{where}.{key}", item))
         elif isinstance(value, list):
             stack.extend((f"{where}.{index}", item) for index, item in enumerate(value))
-        elif isinstance(value, str) and (problem := _bad_text(value)):
+        elif isinstance(value, str) and (problem := _bad_text(value, nul)):
             return f"{where}: {problem}"
     return None
 
 
-def _bad_text(text: str) -> str | None:
-    if "\x00" in text:
+def _bad_text(text: str, nul: bool = True) -> str | None:
+    if nul and "\x00" in text:
         return "must not contain a NUL character (\\u0000)"
     try:
         text.encode("utf-8")

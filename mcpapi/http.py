@@ -217,7 +217,7 @@ class MCPRouter:
                 return
             problem = jsonrpc_problem(body)
             if problem is not None:
-                await _send_json(send, 400, _jsonrpc_error(*problem))
+                await _send_json(send, *problem)
                 return
             if token is not None:
                 await _route_cancellation(token, body)
@@ -293,23 +293,37 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def jsonrpc_problem(body: bytes) -> tuple[int, str] | None:
-    """(code, message) for a body the SDK must not see: JSON that would crash a parser, or a request id
-    that is neither a string nor an integer (the SDK would drop it without a word). Other bodies go on."""
+def jsonrpc_problem(body: bytes) -> tuple[int, dict[str, Any]] | None:
+    """(HTTP status, JSON-RPC error) for a body the SDK must not see; None lets it go on.
+
+    JSON that would crash a parser; a request id that is neither a string nor an integer (the
+    SDK would drop the request without a word); text no database holds, which the SDK's parser
+    refuses without naming the argument (half a surrogate pair). A NUL goes on: the server's
+    call_tool refuses it as a tool error, which a model reads and corrects.
+    """
     if not body.lstrip().startswith((b"{", b"[")):
         return None  # not JSON at all: the SDK's own parse error says so
     constants: list[str] = []
     try:
         payload = jsonapi.loads(body, constants=constants)
     except jsonapi.BadJSON as exc:
-        return -32700, f"Parse error: the body {exc}"
-    for message in payload if isinstance(payload, list) else [payload]:
+        return 400, _jsonrpc_error(-32700, f"Parse error: the body {exc}")
+    messages = payload if isinstance(payload, list) else [payload]
+    for message in messages:
         if isinstance(message, dict) and "method" in message and "id" in message:
             request_id = message["id"]
             if isinstance(request_id, bool) or not isinstance(request_id, str | int):
-                return -32600, f"Invalid Request: id must be a string or an integer, not {json.dumps(request_id)[:40]}"
+                shown = json.dumps(request_id)[:40]
+                return 400, _jsonrpc_error(-32600, f"Invalid Request: id must be a string or an integer, not {shown}")
     if constants:
-        return -32700, f"Parse error: {constants[0]} is not a JSON number; send a finite number or null"
+        return 400, _jsonrpc_error(
+            -32700, f"Parse error: {constants[0]} is not a JSON number; send a finite number or null"
+        )
+    for message in messages:
+        params = message.get("params") if isinstance(message, dict) else None
+        if isinstance(params, dict) and (problem := jsonapi.unstorable(params, nul=False)):
+            error = {"code": -32602, "message": f"Invalid params: {problem}"}
+            return 200, {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
     return None
 
 

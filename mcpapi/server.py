@@ -96,10 +96,13 @@ class HookBridgeServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
-                raise
-            # The SDK's text starts "Error executing tool" and repeats each rejected value (up to 1 MB).
-            raise ToolError(f"Invalid arguments for {name}: {describe(exc.__cause__)}") from exc.__cause__
+            if isinstance(exc, UnexpectedToolError):
+                raise  # a bug: the SDK logs it with its traceback
+            # The SDK's text starts "Error executing tool <name>: ", and for a validation error it
+            # repeats each rejected value (up to 1 MB). The caller gets what is wrong, by name.
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"Invalid arguments for {name}: {describe(exc.__cause__)}") from exc.__cause__
+            raise ToolError(str(exc).removeprefix(f"Error executing tool {name}: ")) from exc.__cause__
 
 
 def describe(invalid: ValidationError) -> str:

@@ -7,10 +7,17 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, async_playwright
 
 from tests.live import LiveServer
 from tokens.models import AgentToken
+
+# Fuzzing over real HTTP: a bounded count per tool keeps CI's run short; `--hypothesis-profile=deep`
+# for a long local run. No example database: the server under test is new each run.
+hypothesis_settings.register_profile("default", max_examples=12, deadline=None, database=None)
+hypothesis_settings.register_profile("deep", max_examples=400, deadline=None, database=None)
+hypothesis_settings.load_profile("default")
 
 
 @pytest.fixture

@@ -266,7 +266,7 @@ async def test_the_json_api_refuses_deep_nan_and_oversized_bodies_as_json(
     token = live_server_proc.tokens["answer-bot"] if scope == "answer" else live_server_proc.tokens["agent-a"]
     huge = b'{"pad": "' + b"x" * (2 * 1024 * 1024) + b'"}'
 
-    def chunks() -> Any:
+    async def chunks() -> Any:
         yield huge[:1000]
         yield huge[1000:]
 

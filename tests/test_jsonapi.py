@@ -70,8 +70,27 @@ def test_invalid_json_says_where() -> None:
 def test_the_mcp_endpoint_answers_a_body_the_sdk_must_not_see(body: bytes, code: int, message: str) -> None:
     problem = jsonrpc_problem(body)
     assert problem is not None
-    assert problem[0] == code
-    assert message in problem[1]
+    status, error = problem
+    assert (status, error["id"], error["error"]["code"]) == (400, None, code)
+    assert message in error["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [('{"question": "half \\ud800"}', "arguments.question: must not contain an unpaired surrogate"),
+     ('{"options": [{"label": "a\\udc00b"}]}', "arguments.options.0.label: must not contain an unpaired surrogate")],
+)  # fmt: skip
+def test_half_a_surrogate_pair_is_refused_by_name_under_the_request_id(arguments: str, named: str) -> None:
+    body = (
+        '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "t", "arguments": ' + arguments + "}}"
+    )
+    problem = jsonrpc_problem(body.encode())
+    assert problem is not None
+    status, error = problem
+    assert (status, error["id"], error["error"]["code"]) == (200, 12, -32602)
+    assert error["error"]["message"] == f"Invalid params: {named}" + error["error"]["message"].removeprefix(
+        f"Invalid params: {named}"
+    )
 
 
 @pytest.mark.parametrize(
