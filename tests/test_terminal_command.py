@@ -62,6 +62,23 @@ def test_a_bad_answer_is_refused_and_changes_nothing(question: Question) -> None
     assert Question.objects.get(pk=question.pk).status == Status.PENDING
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--json", "[" * 5000 + "]" * 5000], "--json is nested too deeply: at most 64 levels"),
+        (["--json", '{"x": NaN}'], "--json NaN is not a JSON number"),
+        (["--json", "{nope"], "--json is not valid JSON"),
+        (["free text with a NUL \x00"], "text: must not contain a NUL character"),
+    ],
+)
+def test_bad_json_or_text_is_refused_with_a_reason_and_changes_nothing(
+    question: Question, args: list[str], message: str
+) -> None:
+    with pytest.raises(CommandError, match=re.escape(message)):
+        run("answer", str(question.pk), *args)
+    assert Question.objects.get(pk=question.pk).status == Status.PENDING
+
+
 def test_dismiss(question: Question) -> None:
     assert "will proceed on its own" in run("dismiss", str(question.pk))
     stored = Question.objects.get(pk=question.pk)

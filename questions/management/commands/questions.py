@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.timesince import timesince
 
+from hookbridge_site import jsonapi
 from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, Question
 
@@ -71,9 +72,12 @@ class Command(BaseCommand):
             value: Any = options["text"]
             if options["json_value"] is not None:
                 try:
-                    value = json.loads(options["json_value"])
-                except ValueError as exc:
-                    raise CommandError(f"--json is not valid JSON: {exc}") from None
+                    value = jsonapi.loads(options["json_value"])
+                except jsonapi.BadJSON as exc:
+                    raise CommandError(f"--json {exc}") from None
+            problem = jsonapi.unstorable({"--json" if options["json_value"] is not None else "text": value})
+            if problem:
+                raise CommandError(problem)
             try:
                 reply = question.kind_spec.parse(question, value, options["option"])
                 answer = question.record_answer(reply=reply, source="terminal", by_name=who)
