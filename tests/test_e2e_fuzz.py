@@ -5,8 +5,8 @@ JSON Schema the tools publish; hypothesis-jsonschema 0.23 fails on Hypothesis 6.
 mutation makes them invalid: a required argument dropped, an unknown one added, a wrong type,
 a number no column holds, a NUL or half a surrogate pair, a 1 MB string, nesting 200 deep.
 Invariants: no 5xx, never accepted, no "Error executing tool", the error names the argument
-(or the body), no row of any table written, no traceback in the server's log. The outcomes
-are counted in test-artifacts/fuzz-summary.json.
+(or the body), no row of any table written, no traceback in the server's log. On SQLite and
+on PostgreSQL (the team tests). The outcomes are counted in test-artifacts/fuzz-summary.json.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sqlite3
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 
 from tests.hook_world import HookWorld
 from tests.live import LiveServer
+from tests.team import fresh_postgres_database, require_team_services
 from tests.test_browser import ARTIFACTS
 
 pytestmark = [pytest.mark.e2e]
@@ -45,18 +47,21 @@ WRONG_VALUES = st.one_of(
 outcomes: Counter[str] = Counter()
 
 
-@pytest.fixture(scope="module")
-def fuzz_server() -> Iterator[LiveServer]:
-    with tempfile.TemporaryDirectory(prefix="hookbridge-fuzz-") as base:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.team)])
+def fuzz_server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
+    """SQLite, the embedded default; and the team's PostgreSQL, whose columns are stricter."""
+    with tempfile.TemporaryDirectory(prefix="hookbridge-fuzz-") as base, ExitStack() as stack:
         world = HookWorld(Path(base))
-        server = LiveServer(
-            env_overrides={
-                "HOOKBRIDGE_PLUGINS_DIR": str(world.plugins),
-                "HOOKBRIDGE_WORKSPACE": str(world.workspace),
-                "HOOK_TEST_LOG": str(world.log),
-                "HOOK_TEST_PIDS": str(world.pids),
-            }
-        )
+        env = {
+            "HOOKBRIDGE_PLUGINS_DIR": str(world.plugins),
+            "HOOKBRIDGE_WORKSPACE": str(world.workspace),
+            "HOOK_TEST_LOG": str(world.log),
+            "HOOK_TEST_PIDS": str(world.pids),
+        }
+        if request.param == "postgresql":
+            require_team_services()
+            env["DATABASE_URL"] = stack.enter_context(fresh_postgres_database())
+        server = LiveServer(env_overrides=env)
         server.setup()
         try:
             yield server
@@ -67,9 +72,23 @@ def fuzz_server() -> Iterator[LiveServer]:
 
 
 def row_counts(server: LiveServer) -> dict[str, int]:
-    with sqlite3.connect(server.tmp / "db.sqlite3") as db:
-        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {table: db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] for table in tables}
+    url = server.env["DATABASE_URL"]
+    if url.startswith("sqlite"):
+        with sqlite3.connect(server.tmp / "db.sqlite3") as db:
+            tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            return {table: db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] for table in tables}
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        tables = [
+            row[0] for row in db.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+        ]
+        counts: dict[str, int] = {}
+        for table in tables:
+            found = db.execute(f'SELECT count(*) FROM "{table}"').fetchone()
+            assert found is not None
+            counts[table] = int(found[0])
+        return counts
 
 
 def from_schema(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> st.SearchStrategy[Any]:
@@ -201,7 +220,8 @@ def fuzz_one_tool(server: LiveServer, http: httpx2.Client, path: str, tool: str,
         expected = "zz_unknown" if mutation == "extra" else name
         assert expected in said or (mutation in ("deep", "long") and "body" in said), where
         assert row_counts(server) == before, where
-        outcomes[f"{mutation}: {outcome}"] += 1
-        outcomes["calls"] += 1
+        database = server.env["DATABASE_URL"].split(":", 1)[0]
+        outcomes[f"{database} {mutation}: {outcome}"] += 1
+        outcomes[f"{database} calls"] += 1
 
     refused()
