@@ -596,6 +596,56 @@ async def test_the_runs_page_filters_by_hook_status_and_agent(
     await page.close()
 
 
+async def test_the_run_caps_hold_across_parallel_calls_in_many_folders(world: HookWorld) -> None:
+    """The attack the caps stop: one token naming many folders at once (maxConcurrent counts per folder)."""
+    server = LiveServer(
+        env_overrides={
+            "HOOKBRIDGE_PLUGINS_DIR": str(world.plugins),
+            "HOOKBRIDGE_WORKSPACE": str(world.workspace),
+            "HOOK_TEST_LOG": str(world.log),
+            "HOOK_TEST_PIDS": str(world.pids),
+            "HOOKBRIDGE_HOOK_MAX_RUNS": "3",
+            "HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN": "2",
+        }
+    )
+    server.setup()
+    folders = [".", "packages", "packages/a", "packages/b", "packages/c"]
+    try:
+        calls = [asyncio.create_task(call(server, "do_shell_slow", directory=folder)) for folder in folders]
+        refused: list[str] = []
+        deadline = time.monotonic() + 20
+        while len(refused) < 3 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            refused = [task.result()[1] for task in calls if task.done()]
+        assert len(refused) == 3, refused  # agent-a may run 2: the other 3 are refused at once
+        for text in refused:
+            assert text.startswith(
+                "Token 'agent-a' has 2 hook runs going, the most Hook Bridge allows at once "
+                "(HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN=2). Nothing was started"
+            ), text
+        running = [run for run in world.runs(server) if run["status"] == "running"]
+        assert len(running) == 2
+        assert len(world.runs(server)) == 2  # refused runs leave no row behind
+        # Another token still gets the server's third place, and no more.
+        async with server.mcp("legacy", token_name="agent-b", path="/mcp/hooks") as client:
+            third = asyncio.create_task(client.call_tool("do_shell_slow", {"directory": "node_modules/dep"}))
+            for _ in range(200):  # until the third run is going (10 s at most)
+                if len([run for run in world.runs(server) if run["status"] == "running"]) == 3:
+                    break
+                await asyncio.sleep(0.05)
+            fourth = await client.call_tool("do_shell_slow", {"directory": "node_modules"})
+            assert fourth.is_error
+            assert text_of(fourth).startswith("The server has 3 hook runs going")
+            assert "HOOKBRIDGE_HOOK_MAX_RUNS=3" in text_of(fourth)
+            third.cancel()
+            await asyncio.gather(third, return_exceptions=True)
+        for task in calls:
+            task.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+    finally:
+        server.close()
+
+
 def test_no_process_is_left_over(hooks_server: LiveServer, world: HookWorld) -> None:
     for pid_file in world.pids.glob("*.pid"):
         assert not alive(int(pid_file.read_text())), pid_file.name
