@@ -40,9 +40,8 @@ def test_nan_and_infinity_are_refused(constant: str) -> None:
 
 
 def test_invalid_json_says_where() -> None:
-    with pytest.raises(
-        BadJSON, match=r"is not valid JSON \(Expecting property name enclosed in double quotes: line 1 column 9"
-    ):
+    # The parser's own words differ between Python versions (3.13: "Illegal trailing comma …").
+    with pytest.raises(BadJSON, match=r"^is not valid JSON \(.+: line 1 column [89] \(char [78]\)\)$"):
         loads('{"a": 1,}')
 
 
