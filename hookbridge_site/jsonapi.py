@@ -74,11 +74,10 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def unstorable(values: dict[str, Any], prefix: str = "", *, nul: bool = True) -> str | None:
-    """ "<field>: <problem>" for the first text no database column can hold (a NUL character, half of
-    a surrogate pair), keys included; None when all is well.
+    """The first text no database column can hold (a NUL character, half of a surrogate pair), keys
+    included, as "<field>: <problem>"; None when all is well. nul=False looks for surrogates only.
 
     Walked without recursion: over stdio nothing above the SDK bounds how deep a value nests.
-    nul=False looks for surrogates only.
     """
     stack: list[tuple[str, Any]] = [(f"{prefix}{key}", value) for key, value in values.items()]
     for key in values:

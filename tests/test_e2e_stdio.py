@@ -189,3 +189,49 @@ async def test_stdio_works_with_no_server_and_an_answer_from_the_terminal_wakes_
         assert "resolved without a wake-up" not in (tmp_path / "stdio.log").read_text()
     finally:
         shutil.rmtree(alone.tmp, ignore_errors=True)
+
+
+def test_a_line_the_sdk_cannot_parse_gets_an_answer_and_the_server_goes_on(live_server_proc: LiveServer) -> None:
+    """Half a surrogate pair, or JSON nested very deep: the SDK's parser drops the line without a reply."""
+    import json
+    import select
+    import subprocess
+
+    params = stdio(live_server_proc, "--token", live_server_proc.tokens["agent-a"], "--toolsets", "maxsim")
+    process = subprocess.Popen(
+        [params.command, *params.args], cwd=params.cwd, env=params.env, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None
+    assert process.stdout is not None
+
+    def ask(line: str) -> dict[str, Any]:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(line + "\n")
+        process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 15)
+        assert ready, f"no reply to {line[:80]}"
+        return dict(json.loads(process.stdout.readline()))
+
+    def call(request_id: int, arguments: str) -> str:
+        params = '{"name": "submit_lifecycle_event", "arguments": ' + arguments + "}"
+        return '{"jsonrpc": "2.0", "id": ' + str(request_id) + ', "method": "tools/call", "params": ' + params + "}"
+
+    try:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert "result" in ask(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
+        process.stdin.write('{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        surrogate = ask(call(1, '{"event_type": "phase-started", "phase_name": "half \\ud800"}'))
+        assert surrogate["id"] == 1
+        assert surrogate["error"]["code"] == -32602
+        assert "arguments.phase_name: must not contain an unpaired surrogate" in surrogate["error"]["message"]
+        deep = ask(call(2, '{"event_type": "phase-started", "phase_name": ' + "[" * 3000 + "]" * 3000 + "}"))
+        assert (deep["id"], deep["error"]["code"]) == (None, -32700)
+        nul = ask(call(3, '{"event_type": "phase-started", "phase_name": "a\\u0000b"}'))
+        assert nul["result"]["isError"] is True
+        assert "arguments.phase_name: must not contain a NUL character" in nul["result"]["content"][0]["text"]
+        assert "tools" in ask('{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}')["result"]
+    finally:
+        process.stdin.close()
+        process.wait(timeout=20)

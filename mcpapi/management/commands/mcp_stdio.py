@@ -16,19 +16,23 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+from mcp_types import jsonrpc_message_adapter
 from mcp_types.jsonrpc import JSONRPCNotification
 
 from hookbridge_site import broadcast, runtime
 from mcpapi import calls, claude_config, toolsets
+from mcpapi.http import jsonrpc_problem
 from mcpapi.server import access_token, build_server
 from questions import sweeper
 from tokens.models import AgentToken, Scope
@@ -117,6 +121,41 @@ def register_while_running(entry: dict[str, Any], name: str) -> claude_config.Re
     return registration
 
 
+def claim_stdin() -> anyio.AsyncFile[str]:
+    """The protocol's input, on a descriptor of its own; fd 0 then reads /dev/null, as the SDK
+    arranges when it opens stdin itself, so a hook's command or a child never eats a message."""
+    wire = os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return anyio.wrap_file(open(wire, encoding="utf-8", errors="replace", closefd=True))
+
+
+class CheckedLines:
+    """stdin, line by line, with the lines the SDK would drop without a reply answered here.
+
+    The SDK's parser refuses half a surrogate pair and very deep JSON and then says nothing, so
+    the caller waits for ever; mcpapi.http.jsonrpc_problem words the error as over HTTP.
+    """
+
+    def __init__(self, inner: anyio.AsyncFile[str]) -> None:
+        self._lines: AsyncIterator[str] = aiter(inner)
+        self.replies: Any = None  # the SDK's write stream, once it is open
+
+    def __aiter__(self) -> CheckedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await anext(self._lines)
+            problem = jsonrpc_problem(line.encode("utf-8", errors="surrogatepass"))
+            if problem is None or self.replies is None:
+                return line
+            _status, error = problem
+            logger.info("Refused a stdio message: %s", error["error"]["message"])
+            await self.replies.send(SessionMessage(jsonrpc_message_adapter.validate_python(error)))
+
+
 class Command(BaseCommand):
     help = "Serve the MCP tools over stdio (for clients that only speak stdio)."
 
@@ -165,7 +204,9 @@ class Command(BaseCommand):
             # mid-wait) lets each mark its question as left, answerable until the agent is back.
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main.cancel)
             lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, with the tap in between
-            async with stdio_server() as (read_stream, write_stream):
+            lines = CheckedLines(claim_stdin())
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lines.replies = write_stream
                 await lowlevel.run(CancellationTap(read_stream), write_stream, lowlevel.create_initialization_options())
 
         registration = None
