@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -29,6 +30,16 @@ def test_create_token_prints_the_token_alone_on_the_last_line_and_stores_only_a_
 def test_create_token_refuses_an_empty_name(db: None) -> None:
     with pytest.raises(CommandError, match="needs a name"):
         run("create_token", "  ")
+    assert not AgentToken.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("x" * 101, "name: at most 100 characters, got 101"), ("nul\x00name", "name: must not contain a NUL character")],
+)
+def test_create_token_refuses_a_name_no_column_holds(db: None, name: str, message: str) -> None:
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("create_token", name, stdout=StringIO())
     assert not AgentToken.objects.exists()
 
 

@@ -14,12 +14,17 @@ from datetime import datetime, timedelta
 from django.db import models
 from django.utils import timezone
 
+from hookbridge_site import jsonapi
+
 TOKEN_PREFIX = "hb_"
 LAST_USED_PRECISION = timedelta(minutes=1)
 
 
 def digest(raw_token: str) -> str:
     return hashlib.sha256(raw_token.encode()).hexdigest()
+
+
+NAME_LENGTH = 100
 
 
 class Scope(models.TextChoices):
@@ -36,7 +41,7 @@ class AgentTokenQuerySet(models.QuerySet["AgentToken"]):
 
 
 class AgentToken(models.Model):
-    name = models.CharField(max_length=100, help_text="Who is asking: shown on the dashboard.")
+    name = models.CharField(max_length=NAME_LENGTH, help_text="Who is asking: shown on the dashboard.")
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
     # The first characters of the raw token, so an admin can tell tokens apart.
     prefix = models.CharField(max_length=12, editable=False)
@@ -68,6 +73,10 @@ class AgentToken(models.Model):
         name = name.strip()
         if not name:
             raise ValueError("a token needs a name")
+        if len(name) > NAME_LENGTH:
+            raise ValueError(f"name: at most {NAME_LENGTH} characters, got {len(name)}")
+        if problem := jsonapi.unstorable({"name": name}):
+            raise ValueError(problem)
         if scope not in Scope.values:
             raise ValueError(f"scope must be one of {', '.join(Scope.values)}")
         token = cls(name=name, scope=scope, expires_at=expires_at)
