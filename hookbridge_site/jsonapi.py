@@ -4,6 +4,7 @@ and reading a client's JSON so that no body can crash the server (too large, too
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django.conf import settings
@@ -74,8 +75,8 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def unstorable(values: dict[str, Any], prefix: str = "", *, nul: bool = True) -> str | None:
-    """The first text no database column can hold (a NUL character, half of a surrogate pair), keys
-    included, as "<field>: <problem>"; None when all is well. nul=False looks for surrogates only.
+    """The first value no database column can hold (a NUL character, half of a surrogate pair, NaN or
+    ±Infinity), keys included, as "<field>: <problem>"; None when all is well. nul=False lets NUL by.
 
     Walked without recursion: over stdio nothing above the SDK bounds how deep a value nests.
     """
@@ -94,6 +95,9 @@ def unstorable(values: dict[str, Any], prefix: str = "", *, nul: bool = True) ->
             stack.extend((f"{where}.{index}", item) for index, item in enumerate(value))
         elif isinstance(value, str) and (problem := _bad_text(value, nul)):
             return f"{where}: {problem}"
+        elif isinstance(value, float) and not math.isfinite(value):
+            written = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+            return f"{where}: {written} is not a JSON number; send a finite number or null"
     return None
 
 
@@ -123,7 +127,8 @@ def object_body(request: HttpRequest, *, empty: str | None = None) -> dict[str, 
     if len(raw) > limit:
         return _too_large(limit)
     try:
-        payload = loads(raw or empty or "")
+        # NaN and ±Infinity are read, so that the error below can name the field holding one.
+        payload = loads(raw or empty or "", constants=[])
     except BadJSON as exc:
         return json_error(str(exc), field="body")
     if not isinstance(payload, dict):

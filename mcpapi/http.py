@@ -298,7 +298,7 @@ def jsonrpc_problem(body: bytes) -> tuple[int, dict[str, Any]] | None:
 
     JSON that would crash a parser; a request id that is neither a string nor an integer (the
     SDK would drop the request without a word); text no database holds, which the SDK's parser
-    refuses without naming the argument (half a surrogate pair). A NUL goes on: the server's
+    refuses without naming the argument (half a surrogate pair, NaN). A NUL goes on: the server's
     call_tool refuses it as a tool error, which a model reads and corrects.
     """
     if not body.lstrip().startswith((b"{", b"[")):
@@ -315,15 +315,14 @@ def jsonrpc_problem(body: bytes) -> tuple[int, dict[str, Any]] | None:
             if isinstance(request_id, bool) or not isinstance(request_id, str | int):
                 shown = json.dumps(request_id)[:40]
                 return 400, _jsonrpc_error(-32600, f"Invalid Request: id must be a string or an integer, not {shown}")
-    if constants:
-        return 400, _jsonrpc_error(
-            -32700, f"Parse error: {constants[0]} is not a JSON number; send a finite number or null"
-        )
     for message in messages:
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict) and (problem := jsonapi.unstorable(params, nul=False)):
             error = {"code": -32602, "message": f"Invalid params: {problem}"}
             return 200, {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+    if constants:  # outside any params: nothing to name
+        said = f"Parse error: {constants[0]} is not a JSON number; send a finite number or null"
+        return 400, _jsonrpc_error(-32700, said)
     return None
 
 

@@ -62,7 +62,7 @@ def test_invalid_json_says_where() -> None:
             -32600,
             "not []",
         ),
-        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}', -32700, "NaN is not a JSON number"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "x": NaN}', -32700, "NaN is not a JSON number"),
         (nested(2000).encode(), -32700, "nested too deeply"),
     ],
 )
@@ -77,9 +77,11 @@ def test_the_mcp_endpoint_answers_a_body_the_sdk_must_not_see(body: bytes, code:
 @pytest.mark.parametrize(
     ("arguments", "named"),
     [('{"question": "half \\ud800"}', "arguments.question: must not contain an unpaired surrogate"),
-     ('{"options": [{"label": "a\\udc00b"}]}', "arguments.options.0.label: must not contain an unpaired surrogate")],
+     ('{"options": [{"label": "a\\udc00b"}]}', "arguments.options.0.label: must not contain an unpaired surrogate"),
+     ('{"step": NaN}', "arguments.step: NaN is not a JSON number"),
+     ('{"step": -Infinity}', "arguments.step: -Infinity is not a JSON number")],
 )  # fmt: skip
-def test_half_a_surrogate_pair_is_refused_by_name_under_the_request_id(arguments: str, named: str) -> None:
+def test_what_the_sdk_cannot_parse_is_refused_by_name_under_the_request_id(arguments: str, named: str) -> None:
     body = (
         '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "t", "arguments": ' + arguments + "}}"
     )
