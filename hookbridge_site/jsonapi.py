@@ -80,17 +80,14 @@ def unstorable(values: dict[str, Any], prefix: str = "", *, nul: bool = True) ->
 
     Walked without recursion: over stdio nothing above the SDK bounds how deep a value nests.
     """
-    stack: list[tuple[str, Any]] = [(f"{prefix}{key}", value) for key, value in values.items()]
-    for key in values:
-        if problem := _bad_text(str(key), nul):
-            return f"{prefix}{key!r}: a key {problem}"
+    stack: list[tuple[str | None, Any]] = [(None, values)]  # None: the top, where names take the prefix
     while stack:
         where, value = stack.pop()
         if isinstance(value, dict):
             for key, item in value.items():
                 if problem := _bad_text(str(key), nul):
-                    return f"{where}: a key {problem}"
-                stack.append((f"{where}.{key}", item))
+                    return f"{prefix}{key!r}: a key {problem}" if where is None else f"{where}: a key {problem}"
+                stack.append((f"{prefix}{key}" if where is None else f"{where}.{key}", item))
         elif isinstance(value, list):
             stack.extend((f"{where}.{index}", item) for index, item in enumerate(value))
         elif isinstance(value, str) and (problem := _bad_text(value, nul)):

@@ -171,10 +171,6 @@ class LiveOutput:
         self.log = log
         self.sent = 0
 
-    @property
-    def wanted(self) -> bool:
-        return self.progress.wanted or self.log is not None
-
     def for_directory(self, directory: str) -> runner.OnLine:
         async def on_line(line: str) -> None:
             if self.sent > LIVE_LINES:
@@ -223,7 +219,8 @@ async def run_hook(
         raise Refused(str(exc)) from None
     logger.info("Hook %s started in %s for %s (run %s)", hook.tool_name, target.relative, caller_name, run.pk)
     reporter = Progress(progress)
-    live = LiveOutput(reporter, log) if verbose else None
+    listening = progress is not None or log is not None
+    live = LiveOutput(reporter, log) if verbose and listening else None
     env = runner.hook_env(hook, workspace())
     steps: list[HookRunDirectory] = []
     status = RunStatus.CANCELLED
@@ -273,7 +270,7 @@ async def _run_one(
             output_limit=settings.HOOKBRIDGE_HOOK_OUTPUT_LIMIT,
             heartbeat=heartbeat,
             heartbeat_interval=settings.HOOKBRIDGE_PROGRESS_INTERVAL,
-            on_line=live.for_directory(step.directory) if live is not None and live.wanted else None,
+            on_line=live.for_directory(step.directory) if live is not None else None,
         )
     except OSError as exc:  # the folder vanished, /bin/sh is missing
         logger.warning("Hook %s could not start in %s: %s", hook.tool_name, step.directory, exc)

@@ -123,6 +123,14 @@ def register(path: Path, project: str, name: str, entry: dict[str, Any]) -> Regi
     return Registration(path, project, name, before, written)
 
 
+def register_here(name: str, entry: dict[str, Any]) -> Registration:
+    """Register `entry` in ~/.claude.json for the project in the current folder (--register)."""
+    project = str(Path.cwd().resolve())
+    registration = register(default_path(), project, name, entry)
+    logger.info("Registered '%s' for %s in %s", name, project, registration.path)
+    return registration
+
+
 def unregister(registration: Registration) -> bool:
     """Remove exactly the entry `registration` wrote; False if it is gone already.
 

@@ -215,13 +215,13 @@ class MCPRouter:
             if body is None:
                 await _send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
                 return
-            problem = jsonrpc_problem(body)
+            messages, problem = checked_messages(body)
             if problem is not None:
                 await _send_json(send, *problem)
                 return
             if token is not None:
-                await _route_cancellation(token, body)
-                if _is_initialize(body):
+                await _route_cancellation(token, messages)
+                if _is_initialize(messages):
                     new_session_id = calls.issue_session_id(token.pk)
             receive = _replay(body, receive)
         # Every mount's app serves its endpoint at /mcp.
@@ -294,7 +294,13 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 def jsonrpc_problem(body: bytes) -> tuple[int, dict[str, Any]] | None:
-    """(HTTP status, JSON-RPC error) for a body the SDK must not see; None lets it go on.
+    """(HTTP status, JSON-RPC error) for a body the SDK must not see; None lets it go on."""
+    return checked_messages(body)[1]
+
+
+def checked_messages(body: bytes) -> tuple[list[Any], tuple[int, dict[str, Any]] | None]:
+    """The messages of a body, parsed once, and the (HTTP status, JSON-RPC error) to answer instead
+    of handing the body to the SDK, if any.
 
     JSON that would crash a parser; a request id that is neither a string nor an integer (the
     SDK would drop the request without a word); text no database holds, which the SDK's parser
@@ -302,51 +308,41 @@ def jsonrpc_problem(body: bytes) -> tuple[int, dict[str, Any]] | None:
     call_tool refuses it as a tool error, which a model reads and corrects.
     """
     if not body.lstrip().startswith((b"{", b"[")):
-        return None  # not JSON at all: the SDK's own parse error says so
+        return [], None  # not JSON at all: the SDK's own parse error says so
     constants: list[str] = []
     try:
         payload = jsonapi.loads(body, constants=constants)
     except jsonapi.BadJSON as exc:
-        return 400, _jsonrpc_error(-32700, f"Parse error: the body {exc}")
+        return [], (400, _jsonrpc_error(-32700, f"Parse error: the body {exc}"))
     messages = payload if isinstance(payload, list) else [payload]
     for message in messages:
         if isinstance(message, dict) and "method" in message and "id" in message:
             request_id = message["id"]
             if isinstance(request_id, bool) or not isinstance(request_id, str | int):
                 shown = json.dumps(request_id)[:40]
-                return 400, _jsonrpc_error(-32600, f"Invalid Request: id must be a string or an integer, not {shown}")
+                said = f"Invalid Request: id must be a string or an integer, not {shown}"
+                return messages, (400, _jsonrpc_error(-32600, said))
     for message in messages:
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict) and (problem := jsonapi.unstorable(params, nul=False)):
             error = {"code": -32602, "message": f"Invalid params: {problem}"}
-            return 200, {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+            return messages, (200, {"jsonrpc": "2.0", "id": message.get("id"), "error": error})
     if constants:  # outside any params: nothing to name
         said = f"Parse error: {constants[0]} is not a JSON number; send a finite number or null"
-        return 400, _jsonrpc_error(-32700, said)
-    return None
+        return messages, (400, _jsonrpc_error(-32700, said))
+    return messages, None
 
 
-def _messages(body: bytes) -> list[Any]:
-    if not body.lstrip().startswith((b"{", b"[")):
-        return []
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        return []
-    return payload if isinstance(payload, list) else [payload]
-
-
-def _is_initialize(body: bytes) -> bool:
+def _is_initialize(messages: list[Any]) -> bool:
     return any(
-        isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
-        for message in _messages(body)
+        isinstance(message, dict) and message.get("method") == "initialize" and "id" in message for message in messages
     )
 
 
-def cancellations(body: bytes) -> list[tuple[str, str]]:
-    """(request id, reason) of each notifications/cancelled in a POST body; reason "" when none was given."""
+def cancellations(messages: list[Any]) -> list[tuple[str, str]]:
+    """(request id, reason) of each notifications/cancelled among a POST's messages; reason "" when none was given."""
     found = []
-    for message in _messages(body):
+    for message in messages:
         if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             params = message.get("params")
             if isinstance(params, dict) and params.get("requestId") is not None:
@@ -355,11 +351,12 @@ def cancellations(body: bytes) -> list[tuple[str, str]]:
     return found
 
 
-async def _route_cancellation(token: AgentToken, body: bytes) -> None:
-    if b"notifications/cancelled" not in body:
+async def _route_cancellation(token: AgentToken, messages: list[Any]) -> None:
+    found = cancellations(messages)
+    if not found:
         return
     layer = get_channel_layer()
-    for request_id, reason in cancellations(body):
+    for request_id, reason in found:
         logger.info("Routing cancellation of request %s for token %s: %r", request_id, token.name, reason)
         message = {"type": "call.cancel", "reason": reason[:300]}
         await layer.group_send(calls.call_group(token.pk, request_id), message)

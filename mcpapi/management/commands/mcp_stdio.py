@@ -111,16 +111,6 @@ def stdio_entry(sets: str, token: str) -> dict[str, Any]:
     return entry
 
 
-def register_while_running(entry: dict[str, Any], name: str) -> claude_config.Registration:
-    project = str(Path.cwd().resolve())
-    try:
-        registration = claude_config.register(claude_config.default_path(), project, name, entry)
-    except claude_config.ConfigError as exc:
-        raise CommandError(str(exc)) from None
-    logger.info("Registered '%s' (stdio) for %s in %s", name, project, registration.path)
-    return registration
-
-
 def claim_stdin() -> anyio.AsyncFile[str]:
     """The protocol's input, on a descriptor of its own; fd 0 then reads /dev/null, as the SDK
     arranges when it opens stdin itself, so a hook's command or a child never eats a message."""
@@ -211,7 +201,12 @@ class Command(BaseCommand):
 
         registration = None
         if options["register"]:
-            registration = register_while_running(stdio_entry(options["toolsets"], token), options["register_name"])
+            try:
+                registration = claude_config.register_here(
+                    options["register_name"], stdio_entry(options["toolsets"], token)
+                )
+            except claude_config.ConfigError as exc:
+                raise CommandError(str(exc)) from None
         try:
             asyncio.run(serve())
         except asyncio.CancelledError:

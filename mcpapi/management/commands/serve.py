@@ -52,11 +52,9 @@ def register_while_serving(url: str, name: str) -> claude_config.Registration:
         _, token = AgentToken.issue(f"claude-code ({Path(project).name})")
     entry = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
     try:
-        registration = claude_config.register(claude_config.default_path(), project, name, entry)
+        return claude_config.register_here(name, entry)
     except claude_config.ConfigError as exc:
         raise CommandError(str(exc)) from None
-    logger.info("Registered '%s' (%s) for %s in %s", name, url, project, registration.path)
-    return registration
 
 
 def local_credentials() -> dict[str, str]:
