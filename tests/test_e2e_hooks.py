@@ -335,6 +335,39 @@ async def test_verbose_output_comes_as_log_messages_to_a_caller_without_a_progre
     assert loggers == {"do_shell_chatty"}
 
 
+async def test_the_typescript_sdk_hears_live_output_past_its_timeout_and_an_abort_stops_the_run(
+    hooks_server: LiveServer, world: HookWorld
+) -> None:
+    """As hosts embed it: a 2 s timeout reset by progress, then an Esc-style abort of a second run."""
+    from tests.ts_client import ts_clients
+
+    go = world.pids / "go"
+    go.unlink(missing_ok=True)
+    async with ts_clients() as ts:
+        await ts.connect("host", f"{hooks_server.url}/mcp/hooks", hooks_server.tokens["agent-a"])
+        options = {"timeout": 2000, "resetTimeoutOnProgress": True, "progress": True}
+        await ts.call("host", "live", "do_shell_chatty", {"verbose": True}, **options)
+        await ts.wait_for(event="progress", call="live", message="[.] step one")
+        await asyncio.sleep(3)  # past the client's own timeout: progress kept the call alive
+        go.write_text("")
+        outcome = await ts.outcome("live")
+        assert outcome["event"] == "result", outcome
+        assert "step one\nstep two" in outcome["result"]["content"][0]["text"]
+        assert [e["message"] for e in ts.all(event="progress", call="live") if e["message"].startswith("[.]")] == [
+            "[.] step one",
+            "[.] step two",
+        ]
+
+        go.unlink()
+        await ts.call("host", "esc", "do_shell_chatty", {"verbose": True}, **options)
+        await ts.wait_for(event="progress", call="esc", message="[.] step one")
+        await ts.send(op="abort", call="esc")
+        assert (await ts.outcome("esc"))["event"] == "error"
+    last = await last_run_once_finished(hooks_server, world)
+    assert (last["tool"], last["status"]) == ("do_shell_chatty", "cancelled")
+    go.write_text("")
+
+
 async def test_without_verbose_no_output_is_sent_live(hooks_server: LiveServer, world: HookWorld) -> None:
     messages: list[str] = []
 
