@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test lint install install-dev system-deps ts-deps bench soak test-newest-python
+.PHONY: serve test lint install install-dev system-deps ts-deps bench bench-peers soak test-newest-python
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,9 +71,21 @@ test-newest-python:
 	  .venv-newest/bin/python -m pytest -q -p no:cacheprovider --no-cov -m "not e2e and not browser"; \
 	fi
 
-# The figures (docs/performance.md): several minutes each, for people, not CI.
+# The figures (docs/performance.md): several minutes each, for people, not CI. First the
+# side-by-side comparison (bench/compare.py: the same-SDK floor, Hook Bridge, the peers when
+# `make bench-peers` installed them), then Hook Bridge's own scenarios (bench/run.py).
 bench: $(VENV)/.installed-dev
+	$(PY) -m bench.compare $(COMPARE_ARGS)
 	$(PY) -m bench.run $(BENCH_ARGS)
+
+# Peers measured side by side, each in a virtualenv of its own (their pins are not ours).
+PEERS := bench/.peers
+MFE_VERSION ?= 2.8.5
+bench-peers: $(PEERS)/mcp-feedback-enhanced/.installed
+$(PEERS)/mcp-feedback-enhanced/.installed:
+	$(PYTHON) -m venv $(PEERS)/mcp-feedback-enhanced
+	$(PEERS)/mcp-feedback-enhanced/bin/python -m pip install -q "mcp-feedback-enhanced==$(MFE_VERSION)"
+	touch $@
 
 soak: $(VENV)/.installed-dev
 	$(PY) -m bench.soak $(SOAK_ARGS)

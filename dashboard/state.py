@@ -29,6 +29,7 @@ def context() -> dict[str, Any]:
         "pending": pending,
         "pending_count": len(pending),
         "agents_now": LifecycleEvent.latest_per_agent(),
+        "hosts_now": AgentSession.hosts_at_work(),
         "hook_runs": hook_runs,
     }
 

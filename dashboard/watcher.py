@@ -74,6 +74,4 @@ def ensure_running() -> None:
     layer = get_channel_layer()
     if not isinstance(layer, InMemoryChannelLayer) or (isinstance(layer, LocalChannelLayer) and layer.shared):
         return
-    task = runtime.background_tasks.get(TASK)
-    if task is None or task.done():
-        runtime.background_tasks[TASK] = asyncio.get_running_loop().create_task(_watch(), name=TASK)
+    runtime.keep_running(TASK, _watch)

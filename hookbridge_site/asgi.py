@@ -1,4 +1,4 @@
-"""The ASGI router: /mcp goes to the MCP SDK's app, everything else to Django and Channels.
+"""The ASGI router: /mcp goes to the MCP SDK's app, /hooks/claude to Claude Code's hooks, the rest to Django.
 
 The site's routing is the one place that imports every app, mcpapi included (docs/architecture.md).
 """
@@ -18,6 +18,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
+from claudecode import endpoint as claude_hooks  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
 from hookbridge_site import broadcast  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
@@ -35,6 +36,8 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     sweeper.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)
+    elif scope["path"].rstrip("/") == claude_hooks.PATH:
+        await claude_hooks.app(scope, receive, send)
     else:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 

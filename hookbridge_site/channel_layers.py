@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-CORE_LAYER = "channels_redis.core.RedisChannelLayer"
+# channels_redis's core layer with one inbox per process (hookbridge_site/redis_layer.py says why);
+# asking for channels_redis's own by name gets this one too.
+CORE_LAYER = "hookbridge_site.redis_layer.RedisChannelLayer"
+CHANNELS_REDIS_CORE = "channels_redis.core.RedisChannelLayer"
 
 # How long a reply from Redis may take before the connection is given up. The core
 # layer waits for messages with BZPOPMIN, which Redis answers after 5 s when nothing
@@ -16,6 +19,8 @@ REDIS_SOCKET_TIMEOUT = 15.0
 
 def redis_channel_layer(url: str, backend: str = CORE_LAYER) -> dict[str, Any]:
     config: dict[str, Any] = {"hosts": [{"address": url, "socket_timeout": REDIS_SOCKET_TIMEOUT}]}
+    if backend == CHANNELS_REDIS_CORE:
+        backend = CORE_LAYER
     if backend == CORE_LAYER:
         # Capacity: the default 100 queued messages per channel overflowed under a burst.
         config.update(capacity=1000, expiry=60)

@@ -3,7 +3,7 @@
     hookbridge serve [--port N] [--open] [--register]
     hookbridge stdio [--toolsets maxsim+askme] [--token T] [--no-open]
     hookbridge token NAME [--scope answer]
-    hookbridge register | unregister [--project DIR]
+    hookbridge register | unregister [--project DIR] [--hooks]
     hookbridge questions list | show | answer | dismiss
     hookbridge hooks list
     hookbridge purge --older-than 90d

@@ -14,6 +14,7 @@ import asyncio
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 # --- the event loop the server runs on (hookbridge_site.broadcast) --------------------------
@@ -32,6 +33,19 @@ latest_due: set[str] = set()
 # --- background tasks, one of each per process (questions.sweeper, dashboard.watcher) --------
 background_tasks: dict[str, asyncio.Task[None]] = {}
 
+
+def keep_running(name: str, start: Callable[[], Coroutine[Any, Any, None]]) -> bool:
+    """Run `start()` as this process's task `name` on the running loop, unless it runs already.
+
+    True when it was started now (again, if the loop it ran on has gone).
+    """
+    task = background_tasks.get(name)
+    if task is not None and not task.done():
+        return False
+    background_tasks[name] = asyncio.get_running_loop().create_task(start(), name=name)
+    return True
+
+
 # --- dashboards open in this process (dashboard.consumers) ----------------------------------
 # serve --open opens a browser only when this is 0; the watcher runs while it is above 0.
 open_dashboards = 0
@@ -46,6 +60,10 @@ waiting_now = 0
 # The questions those calls wait on (a question may have several): what a stopping worker
 # marks as left, in one UPDATE, before its calls are cut.
 waiting_on: Counter[uuid.UUID] = Counter()
+# Calls that ended without an outcome, waiting to be marked as left in one batch
+# (question id, why, the future the call awaits), and the task marking them.
+leaving: list[tuple[uuid.UUID, str, asyncio.Future[None]]] = []
+leaving_flush: asyncio.Task[None] | None = None
 # Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
 marked_on_shutdown: set[uuid.UUID] = set()
 
@@ -68,3 +86,16 @@ stdio_cancel_reasons: dict[str, str] = {}
 # Tool names a hook may not take (the fixed tool sets' own): set once by mcpapi's AppConfig.ready(),
 # read by hooks.config.discovered().
 reserved_tool_names: frozenset[str] = frozenset()
+
+# --- bearer tokens checked lately (tokens.cache) --------------------------------------------
+# digest -> (the token's row, when it was read: monotonic seconds). Trusted only while this
+# process hears token changes on the channel layer (token_listener_ready).
+token_cache: dict[str, tuple[Any, float]] = {}
+token_listener_ready = False
+# How many changes the listener has heard: a row read across a change is not cached.
+token_changes_heard = 0
+
+# --- the team's approval rules (claudecode.policy) -------------------------------------------
+# Compiled once and re-read after a second (or at once, when this process saved a rule).
+approval_rules: list[Any] | None = None
+approval_rules_read_at = 0.0

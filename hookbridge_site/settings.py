@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "csp",
+    "servestatic",
     "template_partials",
     # Bottom to top (docs/architecture.md); import-linter holds the order.
     "hookbridge_site.apps.SiteConfig",
@@ -91,22 +92,29 @@ INSTALLED_APPS = [
     "lifecycle",
     "hooks",
     "questions",
+    "claudecode",
     "dashboard",
     "mcpapi",
 ]
 
+# Every one runs on the event loop under ASGI (hookbridge_site.middleware says how): a sync-only
+# middleware would make Django run the whole chain and every view in threads.
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "hookbridge_site.middleware.Security",
+    "servestatic.middleware.ServeStaticMiddleware",
+    "hookbridge_site.middleware.Session",
+    "hookbridge_site.middleware.Common",
+    "hookbridge_site.middleware.Csrf",
+    "hookbridge_site.middleware.Authentication",
+    "hookbridge_site.middleware.Messages",
+    "hookbridge_site.middleware.FrameOptions",
     "django_htmx.middleware.HtmxMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "hookbridge_site.middleware.ContentSecurityPolicy",
 ]
+
+# Django looks for its security, CSRF and clickjacking middleware by dotted path; ours subclass
+# them, and hookbridge_site.checks runs those checks again for them.
+SILENCED_SYSTEM_CHECKS = ["security.W001", "security.W002", "security.W003"]
 
 # Every page: scripts, styles and images from this server only (htmx is vendored), so markup an
 # agent slips into a question can neither run nor make viewers' browsers fetch anything.
@@ -213,8 +221,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = HOOKBRIDGE_DATA_DIR / "staticfiles"
-# Without collectstatic (local use) WhiteNoise serves straight from the finders.
-WHITENOISE_USE_FINDERS = True
+# Without collectstatic (local use) ServeStatic serves straight from the finders.
+SERVESTATIC_USE_FINDERS = True
 
 # Hook Bridge knobs (seconds).
 # Hosts reset their call timeout on a progress notification; some time out after 30 s,
@@ -262,6 +270,10 @@ HOOKBRIDGE_HOOK_OUTPUT_LIMIT = env_int("HOOKBRIDGE_HOOK_OUTPUT_LIMIT", 64 * 1024
 # one token naming many folders could start a process per folder.
 HOOKBRIDGE_HOOK_MAX_RUNS = env_int("HOOKBRIDGE_HOOK_MAX_RUNS", 2 * (os.cpu_count() or 1))
 HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN = env_int("HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN", os.cpu_count() or 1)
+
+# Claude Code's approvals (/hooks/claude): the server answers "no decision" after this long, so the host
+# asks at the terminal instead of failing the hook at its own timeout (600 s unless the settings say otherwise).
+HOOKBRIDGE_APPROVAL_TIMEOUT = required_seconds("HOOKBRIDGE_APPROVAL_TIMEOUT", 590.0)
 
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
 HOOKBRIDGE_PUBLIC_URL = env_url("HOOKBRIDGE_PUBLIC_URL", "http://127.0.0.1:8000")
@@ -311,7 +323,7 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         **{
             app: {"level": "DEBUG"}
-            for app in ("mcpapi", "questions", "lifecycle", "hooks", "dashboard")
+            for app in ("mcpapi", "questions", "lifecycle", "hooks", "claudecode", "dashboard")
             if HOOKBRIDGE_DEBUG
         },
     },

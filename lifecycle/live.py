@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from hookbridge_site import broadcast
 from lifecycle import signals
-from lifecycle.models import LifecycleEvent, SessionEvent
+from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 
 OVERVIEW_GROUP = "sessions"
 
@@ -33,7 +33,8 @@ def event_recorded(sender: Any, event: LifecycleEvent, **kwargs: Any) -> None:
 
 def _status_bar() -> list[broadcast.Push]:
     html = render_to_string(
-        "lifecycle/status_bar.html#status-bar", {"agents_now": LifecycleEvent.latest_per_agent(), "oob": True}
+        "lifecycle/status_bar.html#status-bar",
+        {"agents_now": LifecycleEvent.latest_per_agent(), "hosts_now": AgentSession.hosts_at_work(), "oob": True},
     )
     return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
 
@@ -44,6 +45,9 @@ def session_event(sender: Any, event_id: int, **kwargs: Any) -> None:
     # Programs first: they get the exact event, in order, as JSON.
     broadcast.send(event.session.group_name, {"type": "session.message", "message": event.message()})
     session_changed(event.session_id)
+    if event.session.host:
+        # A host's session shows what it is doing now in the status bar.
+        broadcast.send_latest("status-bar", _status_bar)
 
 
 @receiver(signals.session_changed)

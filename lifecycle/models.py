@@ -129,6 +129,21 @@ class SessionEventType(models.TextChoices):
     RESPONSE = "response", "Response"
     COMPLETE = "complete", "Complete"
     ERROR = "error", "Error"
+    # What an agent host reports through its own hooks (claudecode), with no tool call.
+    PROMPT = "prompt", "Prompt submitted"
+    TOOL = "tool", "Tool use"
+    APPROVAL = "approval", "Approval"
+    STOP = "stop", "Stopped"
+    END = "end", "Session ended"
+    MESSAGE = "message", "Message delivered"
+    HOOK = "hook", "Other hook event"
+
+
+# What an agent host reports through its hooks, as opposed to the progress tools' events.
+HOST_EVENT_TYPES = [
+    SessionEventType.PROMPT, SessionEventType.TOOL, SessionEventType.APPROVAL, SessionEventType.STOP,
+    SessionEventType.END, SessionEventType.MESSAGE, SessionEventType.HOOK,
+]  # fmt: skip
 
 
 class SessionTaken(Exception):
@@ -179,6 +194,8 @@ class AgentSession(models.Model):
     success = models.BooleanField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     error_recoverable = models.BooleanField(null=True, blank=True)
+    # The agent host reporting through its own hooks ("claude-code"); empty for the progress tools.
+    host = models.CharField(max_length=32, blank=True)
 
     objects = AgentSessionQuerySet.as_manager()
 
@@ -194,6 +211,12 @@ class AgentSession(models.Model):
     @property
     def group_name(self) -> str:
         return f"session.{self.guid.hex}"
+
+    @classmethod
+    def hosts_at_work(cls, *, within: timedelta = STATUS_WINDOW, limit: int = 12) -> list[AgentSession]:
+        """Sessions an agent host reports on through its hooks, active lately: the status bar's other rows."""
+        recent = cls.objects.active().exclude(host="").filter(last_activity_at__gte=timezone.now() - within)
+        return list(recent.order_by("-last_activity_at")[:limit])
 
     @classmethod
     def active_for(cls, token: AgentToken | None) -> AgentSession | None:
@@ -212,7 +235,7 @@ class AgentSession(models.Model):
 
     @classmethod
     def open_as(
-        cls, guid: uuid.UUID, *, token: AgentToken, name: str = "", project: str = ""
+        cls, guid: uuid.UUID, *, token: AgentToken, name: str = "", project: str = "", host: str = ""
     ) -> tuple[AgentSession, bool]:
         """The session with a client-chosen guid: (created now, True), or (this token's earlier one, False).
 
@@ -226,7 +249,12 @@ class AgentSession(models.Model):
                 try:
                     with transaction.atomic():
                         session = cls.objects.create(
-                            guid=guid, token=token, owner_name=token.name, name=name.strip(), project=project.strip()
+                            guid=guid,
+                            token=token,
+                            owner_name=token.name,
+                            name=name.strip(),
+                            project=project.strip(),
+                            host=host,
                         )
                 except IntegrityError:
                     existing = cls.objects.get(pk=guid)
@@ -278,12 +306,26 @@ class AgentSession(models.Model):
             return "", f"Closed at {timezone.localtime(self.closed_at).strftime('%Y-%m-%d %H:%M:%S')}."
         return "", ""
 
+    def host_activity(self, limit: int = 200) -> list[SessionEvent]:
+        """What the host reported through its hooks (prompts, tool uses, approvals, stops), newest first."""
+        recent = self.events.filter(type__in=HOST_EVENT_TYPES).order_by("-created_at", "-id")
+        return list(recent[:limit])
+
     def error_history(self) -> list[SessionEvent]:
         """Every error the agent reported, oldest first (the headline may repeat the last one)."""
         return list(self.events.filter(type=SessionEventType.ERROR).order_by("created_at", "id"))
 
-    def record(self, event_type: SessionEventType | str, **data: Any) -> SessionEvent:
-        """Store one event and fold it into the session's state; pushed to every watcher on commit."""
+    @property
+    def takes_messages(self) -> bool:
+        """Whether a person can message its agent: only a host with hooks picks messages up."""
+        return bool(self.host) and not self.finished
+
+    def record(self, event_type: SessionEventType | str, *, activity: str | None = None, **data: Any) -> SessionEvent:
+        """Store one event and fold it into the session's state; pushed to every watcher on commit.
+
+        `activity`: what the agent is doing now, in a few words ("running Bash: npm test"),
+        shown as the session's status (hook events carry no status of their own).
+        """
         # Atomic and locked so two events for one session fold in one after the other,
         # and a session closed meanwhile refuses the event instead of storing it.
         with transaction.atomic():
@@ -306,11 +348,22 @@ class AgentSession(models.Model):
                 changes.update(completed_at=now, success=data["success"])
             elif event_type == SessionEventType.ERROR:
                 changes.update(last_error=data["error"], error_recoverable=data["recoverable"])
+            if activity is not None:
+                changes.update(status_message=activity, phase="")
             AgentSession.objects.filter(pk=self.pk).update(**changes)
             for name, value in changes.items():
                 setattr(self, name, value)
             send_on_commit(signals.session_event_recorded, SessionEvent, event_id=event.pk)
         return event
+
+    def reopen(self) -> bool:
+        """A closed session whose host carries on (Claude Code resumes a session under its old id)."""
+        with transaction.atomic():
+            reopened = AgentSession.objects.filter(pk=self.pk, closed_at__isnull=False).update(closed_at=None)
+            if reopened:
+                send_on_commit(signals.session_changed, AgentSession, guid=self.pk, change="opened")
+        self.closed_at = None
+        return bool(reopened)
 
     def close(self) -> None:
         with transaction.atomic():
@@ -363,3 +416,49 @@ class SessionEvent(models.Model):
     def message(self) -> dict[str, Any]:
         """The event as programs get it on /ws/sessions/<guid>/."""
         return {"type": self.type, "guid": str(self.session_id), **self.data, "timestamp": self.created_at.isoformat()}
+
+
+class SessionMessage(models.Model):
+    """A person's message to the agent of a session, handed over at the host's next hook call."""
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="messages")
+    text = models.TextField()
+    sent_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    # The hook that carried it (PostToolUse, Stop).
+    delivered_via = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["session", "delivered_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.sent_by}: {self.text[:60]}"
+
+    @classmethod
+    def send(cls, session: AgentSession, text: str, *, by: str) -> SessionMessage:
+        # Atomic so the session page is told only once the message can be read.
+        with transaction.atomic():
+            message = cls.objects.create(session=session, text=text, sent_by=by[:150])
+            send_on_commit(signals.session_changed, AgentSession, guid=session.pk, change="message")
+        return message
+
+    @staticmethod
+    def take_undelivered(session: AgentSession, via: str) -> list[SessionMessage]:
+        """The messages not yet handed over, now marked as handed over by `via`.
+
+        Each is claimed with a conditional UPDATE: two hook calls at once never both carry one.
+        """
+        taken: list[SessionMessage] = []
+        for message in SessionMessage.objects.filter(session=session, delivered_at__isnull=True):
+            now = timezone.now()
+            won = SessionMessage.objects.filter(pk=message.pk, delivered_at__isnull=True).update(
+                delivered_at=now, delivered_via=via
+            )
+            if won:
+                message.delivered_at, message.delivered_via = now, via
+                taken.append(message)
+        if taken:
+            send_on_commit(signals.session_changed, AgentSession, guid=session.pk, change="message")
+        return taken

@@ -97,9 +97,12 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
 
     spans = _spans(session, end)
     rows = _question_rows(questions, now)
+    # Tool uses an agent host reported through its hooks, as bars as long as each one ran.
+    tool_uses = [e for e in events if e.type == SessionEventType.TOOL and e.data.get("hook") == "PostToolUse"]
     lanes = [
         ("phase", "Phases"),
         ("plan", "Plans"),
+        *([("tool", "Tools")] if tool_uses else []),
         ("progress", "Progress"),
         ("question", "Questions"),
         ("error", "Errors"),
@@ -135,6 +138,16 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
             label_y = top[span.kind] + 13
             parts.append(f'<text x="{x0 + 4:.1f}" y="{label_y:.1f}" class="bar-label">{escape(span.label[:40])}</text>')
         parts.append("</g>")
+
+    for use in tool_uses:
+        took = float(use.data.get("durationMs") or 0) / 1000
+        x1 = x(use.created_at)
+        x0 = min(x(use.created_at - timedelta(seconds=took)), x1)
+        tip = f"{use.data.get('summary', '')}: {duration(took, tenths=True)}, {use.data.get('outcome', '')}"
+        parts.append(
+            f'<rect class="tool {escape(str(use.data.get("outcome", "")))}" x="{x0:.1f}" y="{top["tool"]:.1f}" '
+            f'width="{max(x1 - x0, 2.0):.1f}" height="{LANE - 4}" rx="2"><title>{escape(tip)}</title></rect>'
+        )
 
     progress = [e for e in events if e.type == SessionEventType.PROGRESS]
     base = top["progress"] + heights["progress"]

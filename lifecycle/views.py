@@ -8,9 +8,11 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from lifecycle.models import AgentSession
+from hookbridge_site.htmx import HtmxHttpRequest
+from lifecycle.forms import MessageForm
+from lifecycle.models import AgentSession, SessionMessage
 from tokens.models import AgentToken
 
 
@@ -31,7 +33,25 @@ def overview(request: HttpRequest) -> HttpResponse:
 @login_required
 def session_page(request: HttpRequest, guid: uuid.UUID) -> HttpResponse:
     session = get_object_or_404(AgentSession, pk=guid)
-    return render(request, "lifecycle/session.html", {"session": session})
+    return render(request, "lifecycle/session.html", {"session": session, "message_form": MessageForm()})
+
+
+@require_POST
+@login_required
+def send_message(request: HtmxHttpRequest, guid: uuid.UUID) -> HttpResponse:
+    """A person's message to the session's agent: handed over at its host's next PostToolUse or Stop."""
+    session = get_object_or_404(AgentSession, pk=guid)
+    form = MessageForm(request.POST)
+    if not session.takes_messages:
+        form.add_error(None, "This session's agent cannot be messaged: it is over, or its host has no hooks here.")
+    if not form.is_valid():
+        context = {"session": session, "message_form": form}
+        return render(request, "lifecycle/session.html#message-form", context, status=422)
+    SessionMessage.send(session, form.cleaned_data["text"].strip(), by=request.user.get_username())
+    if not request.htmx:
+        return redirect(session.get_absolute_url())
+    context = {"session": session, "message_form": MessageForm(), "sent": True}
+    return render(request, "lifecycle/session.html#message-form", context)
 
 
 @require_http_methods(["GET", "POST"])

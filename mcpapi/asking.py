@@ -205,6 +205,7 @@ async def ask_and_wait(
     allow_free_text: bool = True,
     payload: dict[str, Any] | None = None,
     timeout: float | None,
+    key: str | None = None,
 ) -> CallToolResult:
     asker, asker_name = caller()
     request_id = str(ctx.request_id) if asker is not None else ""
@@ -219,6 +220,7 @@ async def ask_and_wait(
             kind=kind,
             payload=payload or {},
             timeout_seconds=timeout,
+            key=key,
         )
     )
     runtime.asks_in_flight.add(writing)

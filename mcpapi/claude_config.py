@@ -163,3 +163,91 @@ def unregister_quietly(registration: Registration) -> None:
         return
     if removed:
         logger.info("Removed '%s' from %s", registration.name, registration.path)
+
+
+# --- Claude Code's hooks, in a settings.json (register_claude --hooks) ---------------------------
+
+HOOK_EVENTS = (
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "Stop",
+    "SessionEnd",
+    "Notification",
+)
+# Events whose matcher names tools; the others take none.
+TOOL_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse")
+
+
+def settings_path(project: Path, where: str) -> Path:
+    """The settings file: local (.claude/settings.local.json, not committed), project, or user."""
+    if where == "user":
+        return Path.home() / ".claude" / "settings.json"
+    name = "settings.local.json" if where == "local" else "settings.json"
+    return project / ".claude" / name
+
+
+def hook_entry(url: str, token_env: str, timeout: int) -> dict[str, Any]:
+    """One HTTP hook: the token comes from the environment, never from the file."""
+    return {
+        "type": "http",
+        "url": url,
+        "timeout": timeout,
+        "headers": {"Authorization": f"Bearer ${token_env}"},
+        "allowedEnvVars": [token_env],
+    }
+
+
+def add_hooks(data: dict[str, Any], events: list[str], entry: dict[str, Any], matcher: str = "*") -> list[str]:
+    """Add `entry` under each event (once: a second run adds nothing); returns the events it was added to."""
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError("'hooks' in the settings is not an object; refusing to touch it")
+    added = []
+    for event in events:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError(f"'hooks.{event}' in the settings is not a list; refusing to touch it")
+        if any(
+            _ours(hook, entry["url"]) for group in groups if isinstance(group, dict) for hook in group.get("hooks", [])
+        ):
+            continue
+        group: dict[str, Any] = {"matcher": matcher} if event in TOOL_EVENTS else {}
+        group["hooks"] = [entry]
+        groups.append(group)
+        added.append(event)
+    return added
+
+
+def _ours(hook: Any, url: str) -> bool:
+    return isinstance(hook, dict) and hook.get("type") == "http" and hook.get("url") == url
+
+
+def remove_hooks(data: dict[str, Any], url: str) -> list[str]:
+    """Remove every HTTP hook to `url`, and the groups, lists and object that leaves empty; returns the events."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    removed = []
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                kept = [hook for hook in group["hooks"] if not _ours(hook, url)]
+                if len(kept) != len(group["hooks"]):
+                    removed.append(event)
+                    if not kept:
+                        continue
+                    group = {**group, "hooks": kept}
+            kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        del data["hooks"]
+    return removed

@@ -33,9 +33,11 @@ from django.db import DatabaseError
 from starlette.types import Message, Receive, Scope, Send
 
 from hookbridge_site import jsonapi, runtime
+from hookbridge_site.asgi_io import header, read_body, send_json
 from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
 from questions.models import Question
+from tokens import cache as token_cache
 from tokens.auth import parse_bearer
 from tokens.models import AgentToken
 from tokens.models import Scope as TokenScope
@@ -176,21 +178,21 @@ class MCPRouter:
         try:
             sets = toolsets.parse(spec)
         except toolsets.UnknownToolset as exc:
-            await _send_json(send, 404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)})
+            await send_json(send, 404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)})
             return
-        raw = parse_bearer(_header(scope, b"authorization"))
+        raw = parse_bearer(header(scope, b"authorization"))
         token = None
         if raw:
             try:
-                token = await database_sync_to_async(AgentToken.authenticate)(raw)
+                token = await token_cache.authenticate(raw)
             except DatabaseError:
                 logger.exception("The database is unreachable")
                 message = "Hook Bridge cannot reach its database right now; try again shortly."
-                await _send_json(send, 503, _jsonrpc_error(-32603, message))
+                await send_json(send, 503, _jsonrpc_error(-32603, message))
                 return
             if token is not None and token.scope != TokenScope.AGENT:
                 message = f"Token '{token.name}' has scope '{token.scope}'; MCP tools need a token with scope 'agent'."
-                await _send_json(send, 403, _jsonrpc_error(-32600, message))
+                await send_json(send, 403, _jsonrpc_error(-32600, message))
                 return
             # The SDK's token verifier reuses this look-up instead of repeating it.
             calls.verified_token.set((raw, token))
@@ -198,26 +200,26 @@ class MCPRouter:
         if token is not None:
             if scope["method"] in ("GET", "DELETE"):
                 # Stateless: there is no stream to offer and no session to end (the spec's 405).
-                await _send_json(send, 405, _jsonrpc_error(-32600, "Only POST is served here"), allow=b"POST")
+                await send_json(send, 405, _jsonrpc_error(-32600, "Only POST is served here"), allow=b"POST")
                 return
-            session_id = _header(scope, b"mcp-session-id")
+            session_id = header(scope, b"mcp-session-id")
             if session_id:
                 connection = calls.connection_of(session_id, token.pk)
                 if connection is None:
                     message = "Unknown Mcp-Session-Id for this token; send initialize again for a new session."
-                    await _send_json(send, 404, _jsonrpc_error(-32600, message))
+                    await send_json(send, 404, _jsonrpc_error(-32600, message))
                     return
                 calls.connection.set(connection)
                 # The stateless SDK keeps no sessions: it never sees the id.
                 scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"mcp-session-id"]}
         if scope["type"] == "http" and scope["method"] == "POST":
-            body = await _read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
+            body = await read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
             if body is None:
-                await _send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
+                await send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
                 return
             messages, problem = checked_messages(body)
             if problem is not None:
-                await _send_json(send, *problem)
+                await send_json(send, *problem)
                 return
             if token is not None:
                 await _route_cancellation(token, messages)
@@ -260,23 +262,6 @@ async def _mark_delivered(question_ids: list[uuid.UUID], finished: bool) -> None
     except DatabaseError:
         # Undelivered is the safe side: a re-ask gets the same answer again.
         logger.warning("Could not mark answers %s delivered", question_ids, exc_info=True)
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -362,21 +347,5 @@ async def _route_cancellation(token: AgentToken, messages: list[Any]) -> None:
         await layer.group_send(calls.call_group(token.pk, request_id), message)
 
 
-def _header(scope: Scope, name: bytes) -> str:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return ""
-
-
 def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-
-
-async def _send_json(send: Send, status: int, payload: dict[str, Any], *, allow: bytes | None = None) -> None:
-    body = json.dumps(payload).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if allow is not None:
-        headers.append((b"allow", allow))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -15,12 +16,12 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
 from pydantic import AnyHttpUrl, ValidationError
 
 from hookbridge_site import jsonapi
-from hookbridge_site.db import database_sync_to_async
 from mcpapi import calls, toolsets
+from tokens import cache as token_cache
 from tokens.models import AgentToken, digest
 
 logger = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ class TokenVerifier:
         if known is not None and known[0] == token:
             agent = known[1]
         else:
-            agent = await database_sync_to_async(AgentToken.authenticate)(token)
+            agent = await token_cache.authenticate(token)
         if agent is None:
             return None
         return access_token(agent, token)
@@ -96,6 +97,10 @@ class HookBridgeServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
+            if _caused_by_the_database(exc):
+                # The token was known without a query (tokens.cache), so an outage shows here, not at the door.
+                logger.exception("The database is unreachable")
+                raise MCPError(INTERNAL_ERROR, DATABASE_DOWN) from None
             if isinstance(exc, UnexpectedToolError):
                 raise  # a bug: the SDK logs it with its traceback
             # The SDK's text starts "Error executing tool <name>: ", and for a validation error it
@@ -103,6 +108,18 @@ class HookBridgeServer(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(f"Invalid arguments for {name}: {describe(exc.__cause__)}") from exc.__cause__
             raise ToolError(str(exc).removeprefix(f"Error executing tool {name}: ")) from exc.__cause__
+
+
+DATABASE_DOWN = "Hook Bridge cannot reach its database right now; try again shortly."
+
+
+def _caused_by_the_database(exc: BaseException) -> bool:
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, DatabaseError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def describe(invalid: ValidationError) -> str:

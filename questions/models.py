@@ -40,6 +40,8 @@ class CancelReason(models.TextChoices):
     CLIENT_CANCELLED = "client_cancelled", "Aborted at the agent"
     AGENT_GONE = "agent_gone", "The agent stopped waiting and did not ask again"
     DISMISSED = "dismissed", "Dismissed by a person"
+    # An approval whose host stopped waiting: the person answered in the terminal, Esc, or the hook timed out.
+    HOST_DECIDED = "host_decided", "Decided at the terminal / timed out"
 
 
 class QuestionError(Exception):
@@ -216,6 +218,8 @@ class Question(models.Model):
             return "timed out without an answer"
         if self.cancel_reason == CancelReason.DISMISSED:
             return f"was dismissed by {self.dismissed_by or 'a person'}"
+        if self.cancel_reason == CancelReason.HOST_DECIDED:
+            return "was decided at the terminal, or its host stopped waiting"
         if self.cancel_reason == CancelReason.AGENT_GONE:
             return "was withdrawn: its agent stopped waiting and did not ask again"
         if self.status == Status.CANCELLED:
@@ -262,6 +266,8 @@ class Question(models.Model):
         kind: str = Kind.QUESTION,
         payload: dict[str, Any] | None = None,
         timeout_seconds: float | None = None,
+        session: AgentSession | None = None,
+        key: str | None = None,
     ) -> tuple[Question, bool]:
         """Create a pending question, or re-attach to the same asker's identical one.
 
@@ -269,9 +275,13 @@ class Question(models.Model):
         keeps an answer from being lost: an agent whose call ended (its timeout, a
         dropped connection, a restart, an abort) asks again and finds the question
         it left (see `reattachable`), answered while it was away or still open.
+
+        `session`: the agent session it belongs to (default: the asker's newest open one);
+        `key`: what makes two asks the same question, when not everything asked (approvals:
+        the same tool and input, asked by a hook and by the prompt tool at once, is one).
         """
         payload = payload or {}
-        key = fingerprint(kind, text, options, allow_free_text, payload)
+        key = key or fingerprint(kind, text, options, allow_free_text, payload)
         # Atomic so the look-up and the create/revive cannot interleave with a
         # concurrent identical ask from the same agent into two new rows.
         with transaction.atomic():
@@ -299,7 +309,7 @@ class Question(models.Model):
                         f"rate limit: at most {limit} new questions a minute per token; try again shortly"
                     )
             question = cls.objects.create(
-                session=AgentSession.active_for(asker),
+                session=session or AgentSession.active_for(asker),
                 kind=kind,
                 text=text,
                 options=options,
@@ -312,6 +322,54 @@ class Question(models.Model):
             )
             send_on_commit(signals.question_asked, Question, question_id=question.pk, new=True)
         return question, False
+
+    @classmethod
+    def decided(
+        cls,
+        *,
+        asker: AgentToken | None,
+        asker_name: str,
+        kind: str,
+        text: str,
+        payload: dict[str, Any],
+        reply: Reply,
+        by_name: str,
+        source: str,
+        session: AgentSession | None = None,
+        asked_at: Any = None,
+    ) -> Question:
+        """A question decided the moment it was asked (a team rule): kept in history, never on a dashboard.
+
+        No signal: there is no card to add or remove, and nobody waits on it.
+        """
+        now = timezone.now()
+        asked_at = asked_at or now
+        # Atomic so history never shows the decision without its answer.
+        with transaction.atomic():
+            question = cls.objects.create(
+                session=session,
+                kind=kind,
+                text=text,
+                payload=payload,
+                asker=asker,
+                asker_name=asker_name,
+                fingerprint=fingerprint(kind, text, [], False, payload),
+                allow_free_text=False,
+                status=Status.ANSWERED,
+                created_at=asked_at,
+                resolved_at=now,
+                delivered_at=now,
+            )
+            Answer.objects.create(
+                question=question,
+                text=reply.text,
+                data=reply.data,
+                option=reply.option,
+                answered_by=by_name[:150],
+                source=source,
+                created_at=now,
+            )
+        return question
 
     def record_answer(
         self,
@@ -391,7 +449,7 @@ class Question(models.Model):
         """Cancel if still pending; False when something else resolved it first."""
         return self._finish(models.Q(status=Status.PENDING), status=Status.CANCELLED, cancel_reason=reason)
 
-    def abort(self, why: str) -> bool:
+    def abort(self, why: str, *, reason: CancelReason = CancelReason.CLIENT_CANCELLED) -> bool:
         """The person at the agent aborted the call (Esc): the question leaves every dashboard.
 
         A re-ask within the re-attach window still comes back to it (see `reattachable`).
@@ -400,10 +458,18 @@ class Question(models.Model):
         return self._finish(
             models.Q(status=Status.PENDING),
             status=Status.CANCELLED,
-            cancel_reason=CancelReason.CLIENT_CANCELLED,
+            cancel_reason=reason,
             agent_left_at=timezone.now(),
             agent_left_reason=why[:300],
         )
+
+    def host_stopped_waiting(self, why: str) -> bool:
+        """An approval's host closed its request (answered in the terminal, Esc, its hook timeout).
+
+        Unlike a question, nobody asks an approval again: the host has moved on, so the card
+        leaves every dashboard. False when something else resolved it first.
+        """
+        return self.abort(why, reason=CancelReason.HOST_DECIDED)
 
     def agent_stopped_waiting(self, why: str) -> bool:
         """The agent's call ended without an outcome, but nobody said no: the question stays answerable.

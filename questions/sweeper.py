@@ -41,6 +41,4 @@ async def _sweep_forever() -> None:
 
 def ensure_running() -> None:
     """Start this process's sweep on the running loop (once; again if that loop has gone)."""
-    task = runtime.background_tasks.get(TASK)
-    if task is None or task.done():
-        runtime.background_tasks[TASK] = asyncio.get_running_loop().create_task(_sweep_forever(), name=TASK)
+    runtime.keep_running(TASK, _sweep_forever)

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from tests.live import LiveServer, free_port
+
 POSTGRES_URL = os.environ.get("HOOKBRIDGE_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("HOOKBRIDGE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -60,11 +62,27 @@ def fresh_postgres_database() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@contextmanager
+def two_workers(**env: str) -> Iterator[tuple[LiveServer, LiveServer]]:
+    """Two daphne workers on a fresh PostgreSQL database and the team Redis, sharing tokens and a user."""
+    require_team_services()
+    with fresh_postgres_database() as database:
+        shared = {"DATABASE_URL": database, "REDIS_URL": REDIS_URL, **env}
+        first = LiveServer(env_overrides=shared)
+        first.setup()
+        second = LiveServer(env_overrides=shared, prepare=False, tokens=first.tokens)
+        try:
+            second.setup()
+            yield first, second
+        finally:
+            second.close()
+            first.close()
+
+
 class OwnRedis:
     """A redis-server of its own on a free port, which a test or a soak may stop and start again."""
 
     def __init__(self) -> None:
-        from tests.live import free_port
 
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None

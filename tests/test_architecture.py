@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import grimp
 
-APPS = ("hookbridge_site", "tokens", "lifecycle", "hooks", "questions", "dashboard", "mcpapi")
+APPS = ("hookbridge_site", "tokens", "lifecycle", "hooks", "questions", "claudecode", "dashboard", "mcpapi")
 
 
 def test_it_has_no_import_cycles_between_files() -> None:

@@ -77,3 +77,22 @@ def test_an_event_is_current_once_the_dashboard_shows_it_or_a_later_one() -> Non
     received = {1: 0.5, 3: 0.4}  # 3's push overtook 1's; 0 and 2 were never shown by name
     assert [round(d, 3) for d in current_up_to(sent, received)] == [0.4, 0.3, 0.2, 0.1]
     assert current_up_to({0: 0.0, 1: 0.1}, {0: 0.2}) == [0.2]  # 1 was never current
+
+
+def test_the_comparison_interleaves_every_system_and_reports_ratios_to_the_floor(tmp_path: Path) -> None:
+    done = run("-m", "bench.compare", "--quick", "--think", "50", "--name", "compare-smoke", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads((tmp_path / "compare-smoke.json").read_text())
+    answer = result["figures"]["answer"]
+    systems = {row["system"] for row in answer}
+    assert {"floor", "embedded", "stdio", "team"} <= systems  # team: CI has PostgreSQL and Redis
+    assert {row["think_ms"] for row in answer} == {50, 0}
+    floor_rows = [row for row in answer if row["system"] == "floor"]
+    assert all(row["x_floor_p50"] == 1.0 for row in floor_rows)
+    assert all(row["p50_ms"] > 0 and row["x_floor_p50"] > 0 for row in answer)
+    bare = {row["system"]: row for row in result["figures"]["bare_404"]}
+    assert set(bare) == {"floor", "embedded", "team"}
+    # The rounds interleave: each system's first round comes before any system's second.
+    order = [line.split(": p50")[0] for line in done.stdout.splitlines() if line.startswith("round ")]
+    assert order.index("round 2, think 50 ms, floor") > order.index("round 1, think 0 ms, team")
+    assert "## Answer sent" in (tmp_path / "compare-smoke.md").read_text()

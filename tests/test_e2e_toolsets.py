@@ -44,7 +44,7 @@ async def test_an_unknown_tool_set_gets_a_404_listing_the_known_ones(live_server
     assert response.status_code == 404
     body = response.json()
     assert "nonsense" in body["error"]
-    assert body["knownToolsets"] == ["maxsim", "askme", "clifford", "progress", "hooks"]
+    assert body["knownToolsets"] == ["maxsim", "askme", "clifford", "progress", "hooks", "approvals"]
 
 
 async def test_the_askme_prompts_are_listed_with_their_arguments(live_server_proc: LiveServer) -> None:

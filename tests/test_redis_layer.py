@@ -34,3 +34,22 @@ async def test_an_idle_wait_survives_a_worker_busy_when_redis_says_nothing_came(
     async with asyncio.timeout(10):
         assert await waiting == message
     await layer.flush()
+
+
+async def test_channels_of_two_prefixes_in_one_process_both_get_their_messages() -> None:
+    """A dashboard's channel ("specific.") and a waiting call's ("hookbridge.wait.") in one worker."""
+    require_team_services()
+    config = redis_channel_layer(REDIS_URL, "channels_redis.core.RedisChannelLayer")
+    layer = import_string(config["BACKEND"])(**config["CONFIG"])
+    page, call = await layer.new_channel(), await layer.new_channel("hookbridge.wait")
+    watching = asyncio.create_task(layer.receive(page))  # the first receiver holds the receive lock
+    await asyncio.sleep(0.2)
+    waiting = asyncio.create_task(layer.receive(call))
+    await asyncio.sleep(0.2)
+    await layer.send(call, {"type": "question.resolved"})
+    async with asyncio.timeout(3):  # channels_redis's own layer: never, the page's receiver holds the lock
+        assert await waiting == {"type": "question.resolved"}
+    await layer.send(page, {"type": "dashboard.html", "html": "<p>still here</p>"})
+    async with asyncio.timeout(3):
+        assert (await watching)["html"] == "<p>still here</p>"
+    await layer.flush()

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,7 @@ def test_team_settings_switch_to_postgres_and_redis() -> None:
     assert result.returncode == 0, result.stderr
     engine, layer, _, timeout = result.stdout.split()
     assert engine == "django.db.backends.postgresql"
-    assert layer == "channels_redis.core.RedisChannelLayer"
+    assert layer == "hookbridge_site.redis_layer.RedisChannelLayer"
     assert timeout == "600.0"
 
 
@@ -92,6 +93,22 @@ def test_production_settings_pass_check_deploy_without_warnings() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+def test_the_deploy_checks_still_see_our_middleware_and_what_is_missing(settings: Any) -> None:
+    # hookbridge_site.middleware subclasses Django's under other names; Django's own checks
+    # would pass vacuously (no HSTS warning) and warn that the middleware is missing.
+    from hookbridge_site.checks import check_middleware_security
+
+    settings.SECURE_HSTS_SECONDS = 0
+    assert "security.W004" in {m.id for m in check_middleware_security(None)}
+    settings.SECURE_HSTS_SECONDS = 3600
+    assert "security.W004" not in {m.id for m in check_middleware_security(None)}
+
+    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if not m.endswith((".Csrf", ".FrameOptions"))]
+    ids = {m.id for m in check_middleware_security(None)}
+    assert {"hookbridge_site.W002", "hookbridge_site.W003"} <= ids
+    assert "hookbridge_site.W001" not in ids
 
 
 def test_reading_the_settings_writes_nothing() -> None:

@@ -15,33 +15,22 @@ import pytest
 
 from tests.hook_world import HookWorld, call, gone_within, wait_for_file
 from tests.live import LiveServer, receive_until
-from tests.team import REDIS_URL, fresh_postgres_database, require_team_services
+from tests.team import two_workers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.team]
 
 
 @pytest.fixture(scope="module")
 def world_and_workers() -> Iterator[tuple[HookWorld, LiveServer, LiveServer]]:
-    require_team_services()
-    with tempfile.TemporaryDirectory(prefix="hookbridge-team-hooks-") as base, fresh_postgres_database() as database:
+    with tempfile.TemporaryDirectory(prefix="hookbridge-team-hooks-") as base:
         world = HookWorld(Path(base))
-        shared = {
-            "DATABASE_URL": database,
-            "REDIS_URL": REDIS_URL,
-            "HOOKBRIDGE_PLUGINS_DIR": str(world.plugins),
-            "HOOKBRIDGE_WORKSPACE": str(world.workspace),
-            "HOOK_TEST_LOG": str(world.log),
-            "HOOK_TEST_PIDS": str(world.pids),
-        }
-        first = LiveServer(env_overrides=shared)
-        first.setup()
-        second = LiveServer(env_overrides=shared, prepare=False, tokens=first.tokens)
-        try:
-            second.setup()
+        with two_workers(
+            HOOKBRIDGE_PLUGINS_DIR=str(world.plugins),
+            HOOKBRIDGE_WORKSPACE=str(world.workspace),
+            HOOK_TEST_LOG=str(world.log),
+            HOOK_TEST_PIDS=str(world.pids),
+        ) as (first, second):
             yield world, first, second
-        finally:
-            second.close()
-            first.close()
 
 
 async def test_a_run_on_one_worker_blocks_the_folder_on_the_other_and_shows_on_its_dashboard(

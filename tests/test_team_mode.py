@@ -14,31 +14,16 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.live import LiveServer, receive_until
-from tests.team import REDIS_URL, fresh_postgres_database, require_team_services
+from tests.team import two_workers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.team]
 
 
 @pytest.fixture(scope="module")
 def workers() -> Iterator[tuple[LiveServer, LiveServer]]:
-    require_team_services()
-    with fresh_postgres_database() as database_url:
-        shared = {
-            "DATABASE_URL": database_url,
-            "REDIS_URL": REDIS_URL,
-            "HOOKBRIDGE_MAX_HOLD": "120",
-            # A long slice: an answer that arrives fast came through Redis, not the re-read.
-            "HOOKBRIDGE_WAIT_SLICE": "30",
-        }
-        first = LiveServer(env_overrides=shared)
-        first.setup()
-        second = LiveServer(env_overrides=shared, prepare=False, tokens=first.tokens)
-        try:
-            second.setup()
-            yield first, second
-        finally:
-            second.close()
-            first.close()
+    # A long slice: an answer that arrives fast came through Redis, not the re-read.
+    with two_workers(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_WAIT_SLICE="30") as both:
+        yield both
 
 
 async def test_an_agent_on_one_worker_gets_the_answer_posted_to_the_other(
@@ -141,3 +126,25 @@ async def test_a_cancel_on_the_other_worker_reaches_only_its_own_connections_cal
     stored = await worker_a.wait_for_question("Team: cancel mine?", status="cancelled")
     assert stored["cancelReason"] == "client_cancelled"
     assert stored["agentLeftReason"].endswith("caller cancelled")
+
+
+async def test_a_token_revoked_anywhere_is_refused_by_every_worker_within_a_second(
+    workers: tuple[LiveServer, LiveServer],
+) -> None:
+    worker_a, worker_b = workers
+    made = "from tokens.models import AgentToken, Scope; print(AgentToken.issue('revoked-bot', scope=Scope.ANSWER)[1])"
+    raw = worker_a.manage("shell", "-c", made).strip().splitlines()[-1]
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+        for worker in (worker_a, worker_b):  # each worker now holds the token in its cache
+            for _ in range(2):
+                assert (await http.get(f"{worker.url}/api/questions")).status_code == 200
+        # Revoked by another process (a shell, as an admin's would be): the change goes through Redis.
+        worker_b.manage(
+            "shell", "-c", "from tokens.models import AgentToken; AgentToken.objects.get(name='revoked-bot').revoke()"
+        )
+        revoked_at = asyncio.get_running_loop().time()
+        for worker in (worker_a, worker_b):
+            while (status := (await http.get(f"{worker.url}/api/questions")).status_code) == 200:
+                assert asyncio.get_running_loop().time() - revoked_at < 1.0, f"{worker.url} still takes the token"
+                await asyncio.sleep(0.02)
+            assert status == 401

@@ -137,6 +137,29 @@ async def test_the_first_progress_report_goes_out_at_once() -> None:
         await waiting
 
 
+async def test_many_callers_going_away_at_once_are_marked_in_one_update(monkeypatch: pytest.MonkeyPatch) -> None:
+    questions = [await ask(f"Hung up {n}?") for n in range(30)]
+    updates: list[int] = []
+    mark = Question.agents_stopped_waiting
+
+    def counting(question_ids: list[object], why: str) -> int:
+        updates.append(len(question_ids))
+        return mark(question_ids, why)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Question, "agents_stopped_waiting", counting)
+    waiting = [asyncio.create_task(wait_for_resolution(q.pk, policy())) for q in questions]
+    await asyncio.sleep(0.5)
+    for task in waiting:
+        task.cancel()  # the host went away with all its calls
+    results = await asyncio.gather(*waiting, return_exceptions=True)
+    assert all(isinstance(result, asyncio.CancelledError) for result in results)
+    assert updates == [30]
+    for question in questions:
+        stored = await read(question)
+        assert stored.status == Status.PENDING
+        assert stored.agent_left_reason == "the connection to the agent closed"
+
+
 async def test_a_caller_that_goes_away_leaves_the_question_answerable_and_marked() -> None:
     question = await ask()
     waiting = asyncio.create_task(wait_for_resolution(question.pk, policy()))

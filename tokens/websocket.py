@@ -15,9 +15,8 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 
-from hookbridge_site.db import database_sync_to_async
+from tokens import cache as token_cache
 from tokens.auth import parse_bearer
-from tokens.models import AgentToken
 
 BEARER_PROTOCOL_PREFIX = "bearer."
 
@@ -52,7 +51,7 @@ class BearerTokenAuth:
         if raw is None:
             await self.cookie_app(scope, receive, send)
             return
-        token = await database_sync_to_async(AgentToken.authenticate)(raw) if raw else None
+        token = await token_cache.authenticate(raw)
         # The subprotocol carrying the secret is not the client's to see echoed back.
         protocols = [p for p in scope.get("subprotocols", []) if not p.startswith(BEARER_PROTOCOL_PREFIX)]
         await self.token_app(

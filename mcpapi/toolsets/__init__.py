@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
-from mcpapi.toolsets import askme, clifford, hooks, maxsim, progress
+from mcpapi.toolsets import approvals, askme, clifford, hooks, maxsim, progress
 from mcpapi.toolsets.entries import ToolEntry
 
 TOOLSETS: dict[str, ModuleType] = {
@@ -15,6 +15,7 @@ TOOLSETS: dict[str, ModuleType] = {
     "clifford": clifford,
     "progress": progress,
     "hooks": hooks,
+    "approvals": approvals,
 }
 
 

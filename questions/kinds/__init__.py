@@ -49,6 +49,7 @@ class Kind(StrEnum):
     HYPOTHESIS = "hypothesis"
     CHOOSE_NEXT = "choose-next"
     HELP = "help"
+    APPROVAL = "approval"
 
 
 __all__ = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,28 @@ class Command(BaseCommand):
         parser.add_argument("--token", default="", help="an existing agent token (default: create one)")
         parser.add_argument("--config", default=None, help="the file to write (default: ~/.claude.json)")
         parser.add_argument("--print", action="store_true", help="print the .mcp.json entry and claude mcp add line")
+        hooks = parser.add_argument_group("Claude Code's hooks (--hooks): approvals, live sessions, messages")
+        hooks.add_argument("--hooks", action="store_true", help="write the hooks block into a settings file instead")
+        hooks.add_argument(
+            "--scope",
+            choices=["local", "project", "user"],
+            default="local",
+            help="local: .claude/settings.local.json (default, not committed); project: .claude/settings.json; "
+            "user: ~/.claude/settings.json",
+        )
+        hooks.add_argument("--settings-file", default=None, help="write this settings file instead")
+        hooks.add_argument(
+            "--events",
+            default=",".join(claude_config.HOOK_EVENTS),
+            help=f"the events to send (default: {','.join(claude_config.HOOK_EVENTS)})",
+        )
+        hooks.add_argument("--token-env", default="HOOKBRIDGE_TOKEN", help="the variable the token is read from")
+        hooks.add_argument("--timeout", type=int, default=600, help="the host's hook timeout in seconds")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["hooks"]:
+            self.register_hooks(options)
+            return
         project = str(Path(options["project"]).resolve())
         token = options["token"]
         if not token:
@@ -46,3 +67,44 @@ class Command(BaseCommand):
         claude_config.save(path, data)
         self.stdout.write(f"Registered '{options['name']}' ({options['url']}) for {project} in {path}.")
         self.stdout.write("Restart Claude Code to pick up the change.")
+
+    def register_hooks(self, options: dict[str, Any]) -> None:
+        events = [event.strip() for event in options["events"].split(",") if event.strip()]
+        unknown = [event for event in events if event not in claude_config.HOOK_EVENTS]
+        if unknown or not events:
+            known = ", ".join(claude_config.HOOK_EVENTS)
+            raise CommandError(f"--events: unknown event {', '.join(unknown) or '(none given)'}; known: {known}")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", options["token_env"]):
+            raise CommandError(f"--token-env: {options['token_env']!r} is not an environment variable name")
+        path = hooks_settings_path(options)
+        url = hooks_url(options)
+        entry = claude_config.hook_entry(url, options["token_env"], options["timeout"])
+        try:
+            data = claude_config.load(path)
+            added = claude_config.add_hooks(data, events, entry)
+        except claude_config.ConfigError as exc:
+            raise CommandError(str(exc)) from None
+        if added:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            claude_config.save(path, data)
+        self.stdout.write(f"Hooks to {url} for {', '.join(added) or 'no new events (already there)'} in {path}.")
+        token = options["token"]
+        if not token:
+            _, token = AgentToken.issue(f"claude-code hooks ({Path(options['project']).resolve().name})")
+        # The token goes to the person, never into the file: a settings file is often committed.
+        self.stdout.write(
+            f"Before starting Claude Code, set the token it sends:\n  export {options['token_env']}={token}"
+        )
+
+
+def hooks_settings_path(options: dict[str, Any]) -> Path:
+    if options["settings_file"]:
+        return Path(options["settings_file"])
+    return claude_config.settings_path(Path(options["project"]).resolve(), options["scope"])
+
+
+def hooks_url(options: dict[str, Any]) -> str:
+    """The hook endpoint beside the --url's MCP endpoint."""
+    base = options["url"].rstrip("/")
+    base = base[: -len("/mcp")] if base.endswith("/mcp") else base.split("/mcp/")[0]
+    return f"{base}/hooks/claude"

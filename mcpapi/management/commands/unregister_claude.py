@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcpapi import claude_config
+from mcpapi.management.commands.register_claude import hooks_settings_path, hooks_url
 
 
 class Command(BaseCommand):
@@ -17,8 +19,15 @@ class Command(BaseCommand):
         parser.add_argument("--project", default=str(Path.cwd()))
         parser.add_argument("--name", default="hookbridge")
         parser.add_argument("--config", default=None, help="default: ~/.claude.json")
+        parser.add_argument("--hooks", action="store_true", help="remove the hooks register_claude --hooks wrote")
+        parser.add_argument("--scope", choices=["local", "project", "user"], default="local")
+        parser.add_argument("--settings-file", default=None)
+        parser.add_argument("--url", default=f"{settings.HOOKBRIDGE_PUBLIC_URL}/mcp")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["hooks"]:
+            self.unregister_hooks(options)
+            return
         project = str(Path(options["project"]).resolve())
         path = Path(options["config"]) if options["config"] else claude_config.default_path()
         try:
@@ -29,3 +38,15 @@ class Command(BaseCommand):
             raise CommandError(f"no server '{options['name']}' is registered for {project} in {path}")
         claude_config.save(path, data)
         self.stdout.write(f"Removed '{options['name']}' for {project} from {path}. Restart Claude Code.")
+
+    def unregister_hooks(self, options: dict[str, Any]) -> None:
+        path, url = hooks_settings_path(options), hooks_url(options)
+        try:
+            data = claude_config.load(path)
+        except claude_config.ConfigError as exc:
+            raise CommandError(str(exc)) from None
+        removed = claude_config.remove_hooks(data, url)
+        if not removed:
+            raise CommandError(f"no hooks to {url} in {path}")
+        claude_config.save(path, data)
+        self.stdout.write(f"Removed the hooks to {url} ({', '.join(removed)}) from {path}.")

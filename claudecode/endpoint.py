@@ -1,0 +1,246 @@
+"""POST /hooks/claude: Claude Code's HTTP hooks, answered as the host reads them.
+
+A plain ASGI endpoint, not a Django view, for the same reason /mcp is one: an approval
+holds its request open for up to ten minutes, and the host closing it (its timeout, the
+person answering in the terminal, Esc) must reach us at once as `http.disconnect`, so the
+card leaves every dashboard. Django's sync middleware would park each held request on a
+thread and never tell the view that the host went away.
+
+Every answer is JSON the host honours; "no decision" is an empty object, after which the
+host falls back to its own prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+from django.conf import settings
+from django.db import DatabaseError
+from django.utils import timezone
+from starlette.types import Receive, Scope, Send
+
+from claudecode import events, policy, service
+from claudecode.events import BadHookBody, HookCall
+from claudecode.models import CompiledRule
+from hookbridge_site import jsonapi
+from hookbridge_site.asgi_io import header, read_body, send_json
+from hookbridge_site.db import database_sync_to_async
+from lifecycle.models import AgentSession, SessionTaken
+from questions.models import Question, RateLimited, Status
+from questions.waiting import WaitPolicy, wait_for_resolution
+from tokens import cache as token_cache
+from tokens.auth import parse_bearer
+from tokens.models import AgentToken
+from tokens.models import Scope as TokenScope
+
+logger = logging.getLogger(__name__)
+
+PATH = "/hooks/claude"
+NO_DECISION: dict[str, Any] = {}
+
+
+class Refused(Exception):
+    def __init__(self, status: int, error: str, field: str | None = None) -> None:
+        super().__init__(error)
+        self.status, self.error, self.field = status, error, field
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return {"error": self.error, **({"field": self.field} if self.field else {})}
+
+
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["method"] != "POST":
+        await send_json(send, 405, {"error": "hooks are POSTed here"}, allow=b"POST")
+        return
+    try:
+        token = await _authenticate(scope)
+        call = await _read_call(receive)
+        # A rule's time is counted from here: the token and the body are in hand (issue 19 caches the token).
+        read_at = time.perf_counter()
+        approve = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("approve", [""])[0] not in ("", "0")
+        await _handle(call, token, approve, receive, send, read_at)
+    except Refused as exc:
+        await send_json(send, exc.status, exc.body)
+    except DatabaseError:
+        logger.exception("The database is unreachable")
+        await send_json(send, 503, {"error": "Hook Bridge cannot reach its database right now"})
+
+
+async def _authenticate(scope: Scope) -> AgentToken:
+    raw = parse_bearer(header(scope, b"authorization"))
+    token = await token_cache.authenticate(raw)
+    if token is None:
+        raise Refused(401, "a valid agent token is required: Authorization: Bearer <token>")
+    if token.scope != TokenScope.AGENT:
+        raise Refused(403, f"token '{token.name}' has scope '{token.scope}'; hooks need a token with scope 'agent'")
+    return token
+
+
+async def _read_call(receive: Receive) -> HookCall:
+    body = await read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
+    if body is None:
+        raise Refused(413, f"the body is larger than {settings.HOOKBRIDGE_MAX_BODY_BYTES} bytes", "body")
+    try:
+        payload = jsonapi.loads(body)
+    except jsonapi.BadJSON as exc:
+        raise Refused(400, f"the body {exc}", "body") from None
+    if isinstance(payload, dict) and (problem := jsonapi.unstorable(payload)):
+        raise Refused(400, problem, problem.split(":", 1)[0])
+    try:
+        return events.parse(payload)
+    except BadHookBody as exc:
+        raise Refused(400, str(exc), exc.field) from None
+
+
+async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Receive, send: Send, t0: float) -> None:
+    asks = call.event == "PermissionRequest" or (call.event == "PreToolUse" and approve)
+    if asks or call.event == "PreToolUse":
+        rule = await policy.matching(call.tool_name, call.tool_input, call.cwd)
+        if rule is not None and (asks or rule.action == "deny"):
+            # Decided without a person: answered first, written after (the host is not kept waiting on a write).
+            decided_in_us = (time.perf_counter() - t0) * 1e6
+            decision = service.rule_decision(rule)
+            await send_json(send, 200, host_answer(call, decision, by=rule.label))
+            await _record_rule(call, token, rule, decided_in_us)
+            return
+    session = await _session(call, token)
+    if asks:
+        await _approval(call, token, session, receive, send)
+        return
+    via = call.event
+    stop_hook_active = bool(call.body.get("stop_hook_active"))
+
+    def record_and_collect() -> list[str]:
+        service.record(session, call)
+        # On a Stop that is already a hook's continuation, nothing is handed over: it would loop.
+        if via == "PostToolUse" or (via == "Stop" and not stop_hook_active):
+            return service.deliveries(token, session, via)
+        return []
+
+    texts = await database_sync_to_async(record_and_collect)()
+    await send_json(send, 200, delivery_answer(via, texts))
+
+
+async def _session(call: HookCall, token: AgentToken) -> AgentSession:
+    try:
+        session: AgentSession = await database_sync_to_async(service.session_for)(token, call)
+    except SessionTaken:
+        raise Refused(409, f"session {call.session_id} belongs to another token", "session_id") from None
+    return session
+
+
+async def _record_rule(call: HookCall, token: AgentToken, rule: CompiledRule, decided_in_us: float) -> None:
+    asked_at = timezone.now()
+
+    def write() -> None:
+        session: AgentSession | None = None
+        with contextlib.suppress(SessionTaken):  # another token's session: the decision is kept without it
+            session = service.session_for(token, call)
+        if session is not None and call.event == "PreToolUse":
+            service.record(session, call)
+        payload = service.approval_payload(call)
+        service.record_rule_decision(
+            token, token.name, payload, session, call.summary(), rule, asked_at=asked_at, decided_in_us=decided_in_us
+        )
+
+    try:
+        await database_sync_to_async(write)()
+    except Exception:
+        # The host has its answer; losing the record is logged, never turned into an error it sees.
+        logger.exception("Could not record %s's decision on %s", rule.label, call.summary())
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _approval(call: HookCall, token: AgentToken, session: AgentSession, receive: Receive, send: Send) -> None:
+    """A person decides: the card goes up, the request is held until a decision, the host leaves, or time runs out."""
+
+    def ask() -> Question:
+        service.record(session, call)
+        question, _ = service.ask_approval(token, token.name, service.approval_payload(call), session, call.summary())
+        return question
+
+    try:
+        question = await database_sync_to_async(ask)()
+    except RateLimited as exc:
+        # Not an error the person at the host can act on: the host asks at the terminal.
+        await send_json(send, 429, {"error": str(exc)})
+        return
+    hold = max(settings.HOOKBRIDGE_APPROVAL_TIMEOUT - (timezone.now() - question.created_at).total_seconds(), 0.0)
+    waiting = asyncio.ensure_future(
+        wait_for_resolution(
+            question.pk, WaitPolicy(slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE, max_hold=hold, progress_interval=None)
+        )
+    )
+    leaving = asyncio.ensure_future(_until_disconnect(receive))
+    try:
+        await asyncio.wait({waiting, leaving}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # The server is stopping: the host's request ends with it, and the host asks at the terminal.
+        with anyio.CancelScope(shield=True):
+            await _host_left(question, session, "the server restarted")
+        raise
+    finally:
+        for task in (waiting, leaving):
+            task.cancel()
+    if not waiting.done() or waiting.cancelled():
+        await _host_left(question, session, "the host closed the request: decided at the terminal, Esc, or its timeout")
+        return
+    final = waiting.result()
+    if final.status == Status.PENDING:
+        # Our own limit, set below the host's hook timeout: "no decision" now lets the host ask at the
+        # terminal, where a hook that timed out would fail the request.
+        await database_sync_to_async(final.time_out)()
+        final = await database_sync_to_async(Question.objects.select_related("answer").get)(pk=final.pk)
+    if final.status == Status.ANSWERED:
+        answer = final.answer
+        await send_json(send, 200, host_answer(call, answer.data, by=answer.answered_by))
+        await database_sync_to_async(final.mark_delivered)()
+    else:
+        await send_json(send, 200, NO_DECISION)
+    await database_sync_to_async(service.approval_decided)(session, final)
+
+
+async def _host_left(question: Question, session: AgentSession, why: str) -> None:
+    logger.info("Approval %s: %s", question.pk, why)
+
+    def write() -> None:
+        if question.host_stopped_waiting(why):
+            service.approval_decided(session, question)
+
+    await database_sync_to_async(write)()
+
+
+def host_answer(call: HookCall, decision: dict[str, Any], *, by: str) -> dict[str, Any]:
+    """A decision ({"behavior": ..., ...}) as the hook that asked reads it."""
+    if call.event == "PreToolUse":
+        allow = decision.get("behavior") == "allow"
+        output: dict[str, Any] = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow" if allow else "deny",
+            "permissionDecisionReason": f"Allowed by {by} on Hook Bridge" if allow else decision.get("message", ""),
+        }
+        if allow and "updatedInput" in decision:
+            output["updatedInput"] = decision["updatedInput"]
+        return {"hookSpecificOutput": output}
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+
+def delivery_answer(event: str, texts: list[str]) -> dict[str, Any]:
+    """What a PostToolUse or Stop hook hands the agent: people's messages, late answers; {} when none."""
+    if not texts:
+        return NO_DECISION
+    said = "\n\n".join(texts)
+    if event == "Stop":
+        return {"decision": "block", "reason": said}
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": said}}

@@ -1,0 +1,57 @@
+"""The team's rules, compiled once per process and matched without touching the database.
+
+A change in the admin clears this process's copy at once (the model signals below); other
+workers re-read within RULES_TTL, so an edited rule applies everywhere within a second.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from claudecode.models import ApprovalRule, CompiledRule, input_text
+from hookbridge_site import runtime
+from hookbridge_site.db import database_sync_to_async
+
+RULES_TTL = 1.0
+
+
+def cached() -> list[CompiledRule] | None:
+    """This process's rules if read less than RULES_TTL ago; None: read them (`rules`) first."""
+    if runtime.approval_rules is None or time.monotonic() - runtime.approval_rules_read_at > RULES_TTL:
+        return None
+    return runtime.approval_rules
+
+
+def rules() -> list[CompiledRule]:
+    """The enabled rules, in order (reads the database when this process's copy is stale)."""
+    found = cached()
+    if found is None:
+        found = [CompiledRule(rule) for rule in ApprovalRule.objects.filter(enabled=True)]
+        runtime.approval_rules, runtime.approval_rules_read_at = found, time.monotonic()
+    return found
+
+
+def decide(tool_name: str, tool_input: Any, cwd: str, compiled: list[CompiledRule]) -> CompiledRule | None:
+    """The first of `compiled` that matches this tool use, or None: a person decides."""
+    text = input_text(tool_name, tool_input)
+    for rule in compiled:
+        if rule.matches(tool_name, text, cwd):
+            return rule
+    return None
+
+
+async def matching(tool_name: str, tool_input: Any, cwd: str) -> CompiledRule | None:
+    """The rule that decides this tool use, if any; the database is read only when this process's copy is stale."""
+    compiled = cached()
+    if compiled is None:
+        compiled = await database_sync_to_async(rules)()
+    return decide(tool_name, tool_input, cwd, compiled)
+
+
+@receiver([post_save, post_delete], sender=ApprovalRule)
+def _forget(**kwargs: Any) -> None:
+    runtime.approval_rules = None

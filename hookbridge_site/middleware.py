@@ -1,0 +1,103 @@
+"""Django's own middleware, run on the event loop under ASGI.
+
+Django's MiddlewareMixin is "async-capable" only by running each process_request and
+process_response in a thread (sync_to_async): two thread hops per middleware per request,
+about a dozen for this chain, each a cross-thread wake-up of the loop. Yet these hooks are
+plain computations on the request and response (headers, cookies, a lazy user); the only
+database work among them is saving a modified session or stored messages. So here they run
+inline on the loop, and only a response that saves something goes to a thread.
+
+Under WSGI (the test client, a management command) they behave exactly as Django's own.
+tests/test_async_chain.py checks that Django adapts nothing in the ASGI chain and that a
+request crosses to a thread only for its view's database work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from csp.middleware import CSPMiddleware
+from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.common import CommonMiddleware
+from django.middleware.csrf import CsrfViewMiddleware
+from django.middleware.security import SecurityMiddleware
+
+
+class OnTheLoop:
+    """Mixed in before a MiddlewareMixin subclass: its hooks run inline in async mode."""
+
+    get_response: Any
+
+    def saves_something(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        """Whether process_response writes to the database this time (then it runs in a thread)."""
+        return False
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        response: HttpResponseBase | None = None
+        process_request = getattr(self, "process_request", None)
+        if process_request is not None:
+            response = process_request(request)
+        response = response or await self.get_response(request)
+        process_response = getattr(self, "process_response", None)
+        if process_response is not None:
+            if self.saves_something(request, response):
+                response = await sync_to_async(process_response, thread_sensitive=True)(request, response)
+            else:
+                response = process_response(request, response)
+        assert response is not None
+        return response
+
+
+class Security(OnTheLoop, SecurityMiddleware):
+    pass
+
+
+class Session(OnTheLoop, SessionMiddleware):
+    def saves_something(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        session = getattr(request, "session", None)
+        return session is not None and (session.modified or settings.SESSION_SAVE_EVERY_REQUEST)
+
+
+class Common(OnTheLoop, CommonMiddleware):
+    pass
+
+
+class Csrf(OnTheLoop, CsrfViewMiddleware):
+    def __init__(self, get_response: Any) -> None:
+        super().__init__(get_response)
+        if self.async_mode:
+            # Django adapts a sync process_view to a thread in async mode; this one reads
+            # cookies, headers and the body already in memory, so it may run on the loop.
+            sync_process_view = super().process_view
+
+            async def process_view(request: HttpRequest, *args: Any) -> HttpResponseBase | None:
+                return sync_process_view(request, *args)
+
+            self.process_view = process_view  # type: ignore[method-assign,assignment]
+
+
+class Authentication(OnTheLoop, AuthenticationMiddleware):
+    # The user is lazy: a sync view loads it in its thread, an async one awaits request.auser().
+    pass
+
+
+class Messages(OnTheLoop, MessageMiddleware):
+    def saves_something(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        # Storing messages may read or write the session; untouched storage does nothing.
+        storage = getattr(request, "_messages", None)
+        return storage is not None and bool(storage.used or storage.added_new)
+
+
+class FrameOptions(OnTheLoop, XFrameOptionsMiddleware):
+    pass
+
+
+class ContentSecurityPolicy(OnTheLoop, CSPMiddleware):
+    pass

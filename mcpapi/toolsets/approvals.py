@@ -1,0 +1,91 @@
+"""The approvals set: Claude Code's permission-prompt tool for headless runs (`--permission-prompt-tool`).
+
+`claude -p … --permission-prompt-tool mcp__<server>__approve` calls `approve` before each tool use
+that needs permission, and reads the text content as JSON: {"behavior": "allow", "updatedInput": {…}}
+or {"behavior": "deny", "message": "…"}. The call blocks like ask_question (keep-alive, cancellation,
+re-attach); the team's rules decide first, as they do for the PermissionRequest hook; a hook and this
+tool asking about the same tool use at once share one approval, and the first decision answers both.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated, Any
+
+from django.conf import settings
+from django.utils import timezone
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult
+from pydantic import Field, StrictStr
+
+from claudecode import policy, service
+from claudecode.events import summarise
+from hookbridge_site.db import database_sync_to_async
+from mcpapi.asking import ask_and_wait, caller, json_result
+from questions.kinds import Kind
+
+
+def _decision(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
+    # The host parses the text; the structured content carries the same object.
+    return json_result(payload, text=json.dumps(payload, ensure_ascii=False), is_error=is_error)
+
+
+async def approve(
+    tool_name: Annotated[
+        StrictStr, Field(min_length=1, max_length=200, description="The tool the agent wants to use.")
+    ],
+    input: Annotated[dict[str, Any], Field(description="The input it wants to run the tool with.")],
+    ctx: Context,
+    tool_use_id: Annotated[
+        StrictStr | None, Field(max_length=200, description="The host's id for this tool use.")
+    ] = None,
+) -> CallToolResult:
+    """Ask the team whether a tool use may run; blocks until a person (or a team rule) decides.
+
+    Returns JSON text: {"behavior": "allow", "updatedInput": {...}} or {"behavior": "deny", "message": "..."}.
+    """
+    started = time.perf_counter()
+    asker, asker_name = caller()
+    payload: dict[str, Any] = {
+        "event": "permission-prompt-tool",
+        "tool_name": tool_name,
+        "tool_input": input,
+        "permission_suggestions": [],
+        "tool_use_id": tool_use_id,
+        "cwd": "",
+    }
+    summary = summarise(tool_name, input)
+    rule = await policy.matching(tool_name, input, "")
+    if rule is not None:
+        decided_in_us = (time.perf_counter() - started) * 1e6
+        question = await database_sync_to_async(service.record_rule_decision)(
+            asker, asker_name, payload, None, summary, rule, asked_at=timezone.now(), decided_in_us=decided_in_us
+        )
+        kind = question.kind_spec
+        return _decision(kind.structured_result(question, question.answer.data))
+    result = await ask_and_wait(
+        ctx,
+        tool="approve",
+        kind=Kind.APPROVAL,
+        text=service.approval_text(tool_name, summary),
+        allow_free_text=False,
+        payload=payload,
+        timeout=settings.HOOKBRIDGE_QUESTION_TIMEOUT,
+        key=service.approval_key(tool_name, input),
+    )
+    structured = result.structured_content or {}
+    if structured.get("behavior") in ("allow", "deny"):
+        return result
+    # No decision (still pending, timed out, withdrawn): the host needs a decision it can parse.
+    said = str(structured.get("message") or "No decision came from Hook Bridge.")
+    return _decision({"behavior": "deny", "message": f"No decision from the team yet: {said}"})
+
+
+TOOLS = [("approve", approve)]
+PROMPTS: list[object] = []
+ASKS = True
+INSTRUCTIONS = (
+    "approve is Claude Code's permission-prompt tool: the host calls it before a tool use that needs "
+    "permission, and a person on the team (or a team rule) allows, edits or denies it."
+)

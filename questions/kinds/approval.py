@@ -1,0 +1,219 @@
+"""An approval: an agent host asks whether a tool may run (Claude Code's PermissionRequest, its prompt tool).
+
+The answer is a decision, stored as the host reads it: {"behavior": "allow"} (with "updatedInput"
+when a person edited the input, or "updatedPermissions" holding one of the host's own
+suggestions), or {"behavior": "deny", "message": ...}. The payload holds what the host sent:
+tool_name, tool_input, permission_suggestions, and where it came from (session, cwd).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, QuestionKind, Reply, optional_text
+
+DEFAULT_DENIAL = "A person on your team denied this on Hook Bridge."
+
+
+def describe_suggestion(suggestion: Any) -> str:
+    """A host's permission suggestion in words, for its "Always allow …" button."""
+    if not isinstance(suggestion, dict):
+        return json.dumps(suggestion, ensure_ascii=False)[:120]
+    kind = suggestion.get("type")
+    where = suggestion.get("destination")
+    scope = f" ({'this session' if where == 'session' else where})" if where else ""
+    if kind == "addRules" and isinstance(suggestion.get("rules"), list):
+        rules = []
+        for rule in suggestion["rules"]:
+            if isinstance(rule, dict):
+                content = rule.get("ruleContent")
+                rules.append(f"{rule.get('toolName', '?')}({content})" if content else str(rule.get("toolName", "?")))
+        verb = "Always deny" if suggestion.get("behavior") == "deny" else "Always allow"
+        return f"{verb} {', '.join(rules)}{scope}"
+    if kind == "addDirectories" and isinstance(suggestion.get("directories"), list):
+        return f"Always allow access to {', '.join(str(d) for d in suggestion['directories'])}{scope}"
+    if kind == "setMode":
+        return f"Allow, and switch to {suggestion.get('mode')} mode{scope}"
+    return f"Allow, and {kind}: {json.dumps(suggestion, ensure_ascii=False)[:100]}"
+
+
+def suggestions_of(question: Asked) -> list[Any]:
+    found = question.payload.get("permission_suggestions")
+    return found if isinstance(found, list) else []
+
+
+def input_diff(tool_name: str, tool_input: Any) -> str | None:
+    """An Edit or Write as a unified diff against the text the input names; None for other tools."""
+    if not isinstance(tool_input, dict):
+        return None
+    path = str(tool_input.get("file_path") or tool_input.get("path") or "the file").lstrip("/")
+    if tool_name == "Edit" and isinstance(tool_input.get("old_string"), str):
+        edits = [(tool_input["old_string"], str(tool_input.get("new_string", "")))]
+    elif tool_name == "MultiEdit" and isinstance(tool_input.get("edits"), list):
+        edits = [
+            (str(edit.get("old_string", "")), str(edit.get("new_string", "")))
+            for edit in tool_input["edits"]
+            if isinstance(edit, dict)
+        ]
+    elif tool_name == "Write" and isinstance(tool_input.get("content"), str):
+        edits = [("", tool_input["content"])]
+    else:
+        return None
+    lines: list[str] = []
+    for old, new in edits:
+        lines += difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}", lineterm=""
+        )
+    return "\n".join(line.rstrip("\n") for line in lines)
+
+
+def _line_class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    return {"+": "added", "-": "removed", "@": "hunk"}.get(line[:1], "context")
+
+
+class ApprovalForm(AnswerForm):
+    """Which button was pressed (`behavior`: allow, edit, deny, suggestion-<i>), the edited input, the message."""
+
+    def add_fields(self) -> None:
+        self.fields["behavior"] = optional_text()
+        self.fields["updatedInput"] = optional_text()
+        self.fields["message"] = forms.CharField(required=False, max_length=settings.HOOKBRIDGE_MAX_ANSWER_LENGTH)
+
+    @property
+    def input_json(self) -> str:
+        """The input as the edit box shows it: what the person typed, or the host's input, formatted."""
+        if self.is_bound:
+            return self.typed("updatedInput")
+        return json.dumps(self.question.payload.get("tool_input", {}), indent=2, ensure_ascii=False)
+
+    @property
+    def input_problem(self) -> str:
+        return self.problem("updatedInput")
+
+    @property
+    def typed_message(self) -> str:
+        return self.typed("message")
+
+    @property
+    def shown(self) -> dict[str, Any]:
+        """What the card shows of the input: a command, a diff (as (class, line) pairs), or formatted JSON."""
+        tool, tool_input = str(self.question.payload.get("tool_name", "")), self.question.payload.get("tool_input")
+        inputs = tool_input if isinstance(tool_input, dict) else {}
+        shown: dict[str, Any] = {
+            "description": inputs.get("description") if isinstance(inputs.get("description"), str) else ""
+        }
+        shown["command"] = inputs["command"] if tool == "Bash" and isinstance(inputs.get("command"), str) else None
+        diff = input_diff(tool, tool_input)
+        shown["path"] = inputs.get("file_path", "")
+        shown["diff"] = None if diff is None else [(_line_class(line), line) for line in diff.splitlines()]
+        shown["json"] = json.dumps(tool_input, indent=2, ensure_ascii=False)
+        return shown
+
+    @property
+    def suggestions(self) -> list[dict[str, str]]:
+        return [
+            {"value": f"suggestion-{i}", "label": describe_suggestion(s)}
+            for i, s in enumerate(suggestions_of(self.question))
+        ]
+
+    def field_for(self, problem: str) -> str | None:
+        return problem if problem in ("updatedInput", "message") else None
+
+    def clean(self) -> dict[str, Any] | None:
+        if self.data.get("behavior") == "edit":
+            try:
+                json.loads(str(self.data.get("updatedInput", "")))
+            except ValueError as exc:
+                # Said here, next to the box: the kind's parse only ever sees parsed JSON.
+                self.add_error("updatedInput", f"The edited input is not JSON ({exc}).")
+                return self.cleaned_data
+        return super().clean()
+
+    def to_answer(self) -> tuple[Any, Any]:
+        pressed = self.cleaned_data["behavior"]
+        if pressed == "edit":
+            return {"behavior": "allow", "updatedInput": json.loads(self.cleaned_data["updatedInput"])}, None
+        if pressed.startswith("suggestion-") and pressed[len("suggestion-") :].isdigit():
+            return {"behavior": "allow", "suggestion": int(pressed[len("suggestion-") :])}, None
+        if pressed == "deny":
+            return {"behavior": "deny", "message": self.cleaned_data["message"]}, None
+        return {"behavior": pressed}, None
+
+
+class Approval(QuestionKind):
+    name = "approval"
+    label = "Approval"
+    order = 70
+    form_class = ApprovalForm
+
+    def parse(self, question: Asked, value: Any, option: Any = None) -> Reply:
+        if not isinstance(value, dict):
+            raise InvalidAnswer("answer", 'An approval is decided with an object: {"behavior": "allow" or "deny"}.')
+        behavior = value.get("behavior")
+        tool = question.payload.get("tool_name", "the tool")
+        if behavior == "deny":
+            message = value.get("message")
+            if message is not None and not isinstance(message, str):
+                raise InvalidAnswer("message", "message must be text.")
+            message = (message or "").strip() or DEFAULT_DENIAL
+            if len(message) > settings.HOOKBRIDGE_MAX_ANSWER_LENGTH:
+                raise InvalidAnswer(
+                    "message", f"message is longer than {settings.HOOKBRIDGE_MAX_ANSWER_LENGTH} characters."
+                )
+            return Reply(f"Denied {tool}: {message}", {"behavior": "deny", "message": message}, option="deny")
+        if behavior != "allow":
+            raise InvalidAnswer("behavior", "behavior must be 'allow' or 'deny'.")
+        decision: dict[str, Any] = {"behavior": "allow"}
+        said = f"Allowed {tool}"
+        if "updatedInput" in value:
+            edited = value["updatedInput"]
+            if not isinstance(edited, dict):
+                raise InvalidAnswer("updatedInput", "updatedInput must be a JSON object (the tool's input).")
+            decision["updatedInput"] = edited
+            said += " with changes"
+        suggestions = suggestions_of(question)
+        if "suggestion" in value:
+            index = value["suggestion"]
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(suggestions):
+                raise InvalidAnswer(
+                    "suggestion", f"suggestion must be the index of one of the host's {len(suggestions)} suggestions."
+                )
+            decision["updatedPermissions"] = [suggestions[index]]
+            said = describe_suggestion(suggestions[index])
+        elif "updatedPermissions" in value:
+            chosen = value["updatedPermissions"]
+            if not isinstance(chosen, list) or any(item not in suggestions for item in chosen):
+                raise InvalidAnswer(
+                    "updatedPermissions", "updatedPermissions may only hold the host's own permission_suggestions."
+                )
+            decision["updatedPermissions"] = chosen
+            said += ", always"
+        return Reply(said, decision, option="allow")
+
+    def host_decision(self, question: Asked, data: dict[str, Any]) -> dict[str, Any]:
+        """The decision as the permission-prompt tool returns it: an allow always carries the input to run."""
+        if data.get("behavior") == "allow":
+            decision = {
+                "behavior": "allow",
+                "updatedInput": data.get("updatedInput", question.payload.get("tool_input", {})),
+            }
+            if "updatedPermissions" in data:
+                decision["updatedPermissions"] = data["updatedPermissions"]
+            return decision
+        return {"behavior": "deny", "message": data.get("message") or DEFAULT_DENIAL}
+
+    def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
+        return json.dumps(self.host_decision(question, data), ensure_ascii=False)
+
+    def structured_result(self, question: Asked, data: dict[str, Any]) -> dict[str, Any]:
+        return self.host_decision(question, data)
+
+
+KIND = Approval()

@@ -1,0 +1,145 @@
+"""The approval kind: how a decision is parsed from the card's buttons and the API, and what each host reads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from claudecode.models import ApprovalRule, CompiledRule
+from claudecode.policy import decide
+from questions.kinds import InvalidAnswer, kind_of
+from questions.kinds.approval import ApprovalForm, describe_suggestion, input_diff
+
+KIND = kind_of("approval")
+SUGGESTIONS = [
+    {"type": "addDirectories", "directories": ["/home/dev/shop"], "destination": "session"},
+    {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+    {
+        "type": "addRules",
+        "rules": [{"toolName": "Bash", "ruleContent": "npm test"}],
+        "behavior": "allow",
+        "destination": "localSettings",
+    },
+]
+
+
+class Asked:
+    kind = "approval"
+    allow_free_text = False
+
+    def __init__(self, tool_name: str = "Bash", tool_input: Any = None) -> None:
+        self.payload = {
+            "tool_name": tool_name,
+            "tool_input": tool_input if tool_input is not None else {"command": "touch hi.txt"},
+            "permission_suggestions": SUGGESTIONS,
+        }
+
+    def option_values(self) -> list[str]:
+        return []
+
+
+def form(**data: str) -> Any:
+    bound = KIND.form(Asked(), {"updatedInput": "", "message": "", **data})
+    bound.is_valid()
+    return bound
+
+
+def test_each_button_gives_the_decision_the_host_reads() -> None:
+    assert form(behavior="allow").reply.data == {"behavior": "allow"}
+    edited = form(behavior="edit", updatedInput='{"command": "touch hello.txt"}').reply
+    assert edited.data == {"behavior": "allow", "updatedInput": {"command": "touch hello.txt"}}
+    assert form(behavior="deny", message="Use make").reply.data == {"behavior": "deny", "message": "Use make"}
+    assert form(behavior="suggestion-2").reply.data == {"behavior": "allow", "updatedPermissions": [SUGGESTIONS[2]]}
+
+
+def test_a_denial_without_a_message_still_tells_the_agent_why() -> None:
+    assert form(behavior="deny").reply.data["message"] == "A person on your team denied this on Hook Bridge."
+
+
+def test_it_refuses_edited_input_that_is_not_a_json_object_next_to_the_box() -> None:
+    broken = form(behavior="edit", updatedInput="{command: oops")
+    assert broken.reply is None
+    assert "not JSON" in broken.input_problem
+    not_object = form(behavior="edit", updatedInput='"rm -rf /"')
+    assert not_object.reply is None
+    assert "must be a JSON object" in not_object.input_problem
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ("allow", "answer"),
+        ({"behavior": "yes"}, "behavior"),
+        ({"behavior": "deny", "message": 3}, "message"),
+        ({"behavior": "allow", "suggestion": True}, "suggestion"),
+        ({"behavior": "allow", "suggestion": 3}, "suggestion"),
+        (
+            {"behavior": "allow", "updatedPermissions": [{"type": "setMode", "mode": "bypassPermissions"}]},
+            "updatedPermissions",
+        ),
+    ],
+)
+def test_the_api_is_refused_a_bad_decision_naming_the_field(value: Any, field: str) -> None:
+    with pytest.raises(InvalidAnswer) as refused:
+        KIND.parse(Asked(), value)
+    assert refused.value.field == field
+
+
+def test_the_prompt_tool_always_gets_the_input_to_run() -> None:
+    asked = Asked()
+    assert json.loads(KIND.result_text(asked, "", {"behavior": "allow"})) == {
+        "behavior": "allow",
+        "updatedInput": {"command": "touch hi.txt"},
+    }
+    assert KIND.structured_result(asked, {"behavior": "deny", "message": "no"}) == {"behavior": "deny", "message": "no"}
+
+
+def test_suggestions_read_as_what_they_allow() -> None:
+    assert describe_suggestion(SUGGESTIONS[0]) == "Always allow access to /home/dev/shop (this session)"
+    assert describe_suggestion(SUGGESTIONS[1]) == "Allow, and switch to acceptEdits mode (this session)"
+    assert describe_suggestion(SUGGESTIONS[2]) == "Always allow Bash(npm test) (localSettings)"
+
+
+def test_an_edit_shows_as_a_diff_and_a_command_as_code() -> None:
+    diff = input_diff("Edit", {"file_path": "app.py", "old_string": "x = 1\n", "new_string": "x = 2\n"})
+    assert diff is not None
+    assert "-x = 1" in diff
+    assert "+x = 2" in diff
+    assert "a/app.py" in diff
+    assert input_diff("Write", {"file_path": "new.txt", "content": "hello\n"}) is not None
+    assert input_diff("Bash", {"command": "ls"}) is None
+    shown = ApprovalForm(KIND, Asked("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"})).shown
+    assert ("removed", "-a") in shown["diff"]
+    assert ("added", "+b") in shown["diff"]
+    assert ApprovalForm(KIND, Asked()).shown["command"] == "touch hi.txt"
+
+
+def rule(**fields: Any) -> CompiledRule:
+    return CompiledRule(ApprovalRule(pk=fields.pop("pk", 1), **fields))
+
+
+def test_the_first_matching_rule_decides() -> None:
+    rules = [
+        rule(pk=1, tool_pattern="Bash", input_pattern="rm -rf", action="deny", message="no"),
+        rule(pk=2, tool_pattern="Bash", input_pattern="^npm (test|run lint)$", action="allow"),
+        rule(pk=3, tool_pattern="Edit|Write", project="/home/dev/shop", action="allow"),
+    ]
+    assert decide("Bash", {"command": "npm test"}, "/x", rules) is rules[1]
+    assert decide("Bash", {"command": "npm test && rm -rf /"}, "/x", rules) is rules[0]
+    assert decide("Bash", {"command": "npm install"}, "/x", rules) is None
+    assert decide("Edit", {"file_path": "a"}, "/home/dev/shop/sub", rules) is rules[2]
+    assert decide("Edit", {"file_path": "a"}, "/home/dev/shopping", rules) is None
+    assert decide("MultiEdit", {}, "/home/dev/shop", rules) is None  # the tool pattern matches whole names
+
+
+def test_a_rule_with_a_broken_pattern_or_a_deny_without_a_message_is_refused_in_the_admin() -> None:
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as refused:
+        ApprovalRule(tool_pattern="Bash(", action="allow").full_clean()
+    assert "tool_pattern" in refused.value.message_dict
+    with pytest.raises(ValidationError) as refused:
+        ApprovalRule(tool_pattern="Bash", action="deny").full_clean()
+    assert "message" in refused.value.message_dict

@@ -1,0 +1,102 @@
+"""tokens.cache: a token this process knows costs no query; a change to its row is heard at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.utils import timezone
+
+from hookbridge_site import runtime
+from tokens import cache
+from tokens.models import AgentToken, digest
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+async def reads(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[str]]:
+    """Each database read of a token, and a listener ready to hear changes."""
+    seen: list[str] = []
+    authenticate = AgentToken.authenticate
+
+    def counting(raw: str) -> AgentToken | None:
+        seen.append(raw)
+        return authenticate(raw)
+
+    monkeypatch.setattr(AgentToken, "authenticate", counting)
+    cache.ensure_listening()
+    for _ in range(100):
+        if runtime.token_listener_ready:
+            break
+        await asyncio.sleep(0.01)
+    assert runtime.token_listener_ready
+    yield seen
+    runtime.background_tasks.pop(cache.TASK).cancel()
+    runtime.token_cache.clear()
+
+
+async def until(predicate: Any, timeout: float = 1.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "not within the time"
+        await asyncio.sleep(0.01)
+
+
+async def test_it_reads_a_known_token_once(reads: list[str]) -> None:
+    token, raw = await sync_to_async(AgentToken.issue)("agent-a")
+    assert (await cache.authenticate(raw)) == token
+    assert (await cache.authenticate(raw)) == token
+    assert reads == [raw]
+
+
+async def test_it_does_not_keep_unknown_tokens(reads: list[str]) -> None:
+    assert await cache.authenticate("hb_guess") is None
+    assert await cache.authenticate("hb_guess") is None
+    assert reads == ["hb_guess", "hb_guess"]
+    assert runtime.token_cache == {}
+
+
+async def test_a_revoked_token_is_refused_at_once(reads: list[str]) -> None:
+    token, raw = await sync_to_async(AgentToken.issue)("agent-a")
+    assert await cache.authenticate(raw) is not None
+    await sync_to_async(token.revoke)()
+    assert await cache.authenticate(raw) is None
+
+
+async def test_another_process_revoking_a_token_is_heard_within_a_second(reads: list[str]) -> None:
+    token, raw = await sync_to_async(AgentToken.issue)("agent-a")
+    assert await cache.authenticate(raw) is not None
+    # What another worker's revoke sends once it commits; this process's own row stays cached till then.
+    await get_channel_layer().group_send(cache.GROUP, {"type": "token.changed", "digest": digest(raw)})
+    await until(lambda: digest(raw) not in runtime.token_cache)
+    await sync_to_async(AgentToken.objects.filter(pk=token.pk).update)(revoked_at=timezone.now())
+    assert await cache.authenticate(raw) is None
+
+
+async def test_an_expired_token_is_refused_without_a_message(reads: list[str]) -> None:
+    _, raw = await sync_to_async(AgentToken.issue)("agent-a", expires_at=timezone.now() + timedelta(seconds=0.3))
+    assert await cache.authenticate(raw) is not None
+    await asyncio.sleep(0.4)
+    assert await cache.authenticate(raw) is None
+
+
+async def test_a_row_read_while_a_change_arrives_is_not_kept(reads: list[str]) -> None:
+    token, raw = await sync_to_async(AgentToken.issue)("agent-a")
+    runtime.token_changes_heard += 1  # as if the listener heard a change during the read below
+    heard = runtime.token_changes_heard - 1
+    cache._remember(digest(raw), token, heard)
+    assert digest(raw) not in runtime.token_cache
+
+
+async def test_while_nothing_can_be_heard_every_request_reads_the_database(reads: list[str]) -> None:
+    token, raw = await sync_to_async(AgentToken.issue)("agent-a")
+    runtime.token_listener_ready = False
+    assert await cache.authenticate(raw) == token
+    assert await cache.authenticate(raw) == token
+    assert reads == [raw, raw]
