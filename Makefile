@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test lint install install-dev system-deps ts-deps bench bench-peers soak test-newest-python
+.PHONY: serve test lint install install-dev system-deps ts-deps claude-code-deps bench bench-peers soak test-newest-python
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,14 @@ tests/ts/node_modules/.installed: tests/ts/package-lock.json | system-deps
 
 ts-deps: tests/ts/node_modules/.installed
 
+# The real Claude Code CLI (its npm package, with the native binary it ships), pinned by the lock,
+# for tests/test_e2e_claude_code_cli.py, which runs it offline against a scripted model.
+tests/claude_code/node_modules/.installed: tests/claude_code/package-lock.json | system-deps
+	npm ci --prefix tests/claude_code --no-audit --no-fund --loglevel=error
+	touch $@
+
+claude-code-deps: tests/claude_code/node_modules/.installed
+
 # PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
 	$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT))
@@ -54,7 +62,7 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
 
-test: $(VENV)/.installed-dev system-deps ts-deps lint test-newest-python
+test: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-newest-python
 	$(VENV)/bin/pytest
 
 # The newest Python supported (requires-python has no ceiling): the tests that need no

@@ -421,6 +421,9 @@ async def test_the_permission_prompt_tool_returns_the_decision_as_json_text(serv
             await server.answer_via_api(approval["id"], answer)
             result = await asyncio.wait_for(calling, 10)
         assert json.loads(text_of(result)) == expected
+        # Claude Code refuses anything but one text block ("Expected a single text block …").
+        assert [block.type for block in result.content] == ["text"]
+        assert result.structured_content is None
 
 
 async def test_the_typescript_sdk_waits_past_its_timeout_for_an_approval_and_an_abort_withdraws_it(

@@ -16,19 +16,21 @@ from typing import Annotated, Any
 from django.conf import settings
 from django.utils import timezone
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictStr
 
 from claudecode import policy, service
 from claudecode.events import summarise
 from hookbridge_site.db import database_sync_to_async
-from mcpapi.asking import ask_and_wait, caller, json_result
+from mcpapi.asking import ask_and_wait, caller
 from questions.kinds import Kind
 
 
-def _decision(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
-    # The host parses the text; the structured content carries the same object.
-    return json_result(payload, text=json.dumps(payload, ensure_ascii=False), is_error=is_error)
+def _decision(payload: dict[str, Any]) -> CallToolResult:
+    # One text block and nothing else: Claude Code (2.1.331) refuses a result that also carries
+    # structuredContent ("Permission prompt tool returned an invalid result. Expected a single text
+    # block …") and then fails the tool use, whatever the decision said.
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))])
 
 
 async def approve(
@@ -76,7 +78,7 @@ async def approve(
     )
     structured = result.structured_content or {}
     if structured.get("behavior") in ("allow", "deny"):
-        return result
+        return _decision(structured)
     # No decision (still pending, timed out, withdrawn): the host needs a decision it can parse.
     said = str(structured.get("message") or "No decision came from Hook Bridge.")
     return _decision({"behavior": "deny", "message": f"No decision from the team yet: {said}"})
