@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -106,9 +107,10 @@ async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Rec
         if rule is not None and (asks or rule.action == "deny"):
             # Decided without a person: answered first, written after (the host is not kept waiting on a write).
             decided_in_us = (time.perf_counter() - t0) * 1e6
+            asked_at = timezone.now() - timedelta(microseconds=decided_in_us)
             decision = service.rule_decision(rule)
             await send_json(send, 200, host_answer(call, decision, by=rule.label))
-            await _record_rule(call, token, rule, decided_in_us)
+            await _record_rule(call, token, rule, asked_at, decided_in_us)
             return
     session = await _session(call, token)
     if asks:
@@ -136,8 +138,9 @@ async def _session(call: HookCall, token: AgentToken) -> AgentSession:
     return session
 
 
-async def _record_rule(call: HookCall, token: AgentToken, rule: CompiledRule, decided_in_us: float) -> None:
-    asked_at = timezone.now()
+async def _record_rule(
+    call: HookCall, token: AgentToken, rule: CompiledRule, asked_at: datetime, decided_in_us: float
+) -> None:
 
     def write() -> None:
         session: AgentSession | None = None

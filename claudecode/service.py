@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from datetime import datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -163,7 +164,7 @@ def record_rule_decision(
     summary: str,
     rule: CompiledRule,
     *,
-    asked_at: Any,
+    asked_at: datetime,
     decided_in_us: float,
 ) -> Question:
     """A rule's decision, kept in history like a person's: which rule, when, how fast, on what input."""
@@ -182,6 +183,7 @@ def record_rule_decision(
         source="rule",
         session=session,
         asked_at=asked_at,
+        decided_at=asked_at + timedelta(microseconds=decided_in_us),
     )
     if session is not None:
         approval_decided(session, question)

@@ -52,7 +52,15 @@ class QuestionAdmin(RecordAdmin, admin.ModelAdmin[Question]):
     @admin.display(description="Time to answer")
     def time_to_answer(self, obj: Question) -> str:
         waited = obj.time_to_answer
-        return "—" if waited is None else duration(waited.total_seconds())
+        if waited is None:
+            return "—"
+        seconds = waited.total_seconds()
+        # A team rule decides in microseconds: "0s" would hide how fast, and that it was not a person.
+        if seconds < 0.001:
+            return f"{seconds * 1e6:.0f} µs"
+        if seconds < 1:
+            return f"{seconds * 1000:.0f} ms"
+        return duration(seconds)
 
     @admin.action(description="Export selected questions with their answers as CSV")
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Question]) -> HttpResponse:

@@ -337,12 +337,14 @@ class Question(models.Model):
         source: str,
         session: AgentSession | None = None,
         asked_at: Any = None,
+        decided_at: Any = None,
     ) -> Question:
         """A question decided the moment it was asked (a team rule): kept in history, never on a dashboard.
 
-        No signal: there is no card to add or remove, and nobody waits on it.
+        No signal: there is no card to add or remove, and nobody waits on it. `decided_at` is when the
+        decision was made (the row is written after the agent has it), so its wait is the rule's own time.
         """
-        now = timezone.now()
+        now = decided_at or timezone.now()
         asked_at = asked_at or now
         # Atomic so history never shows the decision without its answer.
         with transaction.atomic():

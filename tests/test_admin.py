@@ -11,6 +11,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from claudecode import service
+from claudecode.models import ApprovalRule, CompiledRule
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions.models import Question
 from tokens.models import AgentToken
@@ -131,3 +133,29 @@ def test_purge_still_removes_old_records(history: Question) -> None:
     Question.objects.filter(pk=history.pk).update(created_at=timezone.now() - timedelta(days=100))
     call_command("purge", "--older-than", "90d", stdout=io.StringIO())
     assert not Question.objects.filter(pk=history.pk).exists()
+
+
+def test_a_rules_decision_shows_which_rule_and_its_own_time(admin_client: Client, db: None) -> None:
+    token, _ = AgentToken.issue("agent-a")
+    rule = ApprovalRule.objects.create(tool_pattern="Bash", input_pattern="^npm test$", action="allow")
+    payload = {"event": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "npm test"}}
+    question = service.record_rule_decision(
+        token, "agent-a", payload, None, "Bash: npm test", CompiledRule(rule), asked_at=timezone.now(), decided_in_us=42
+    )
+    listing = admin_client.get("/admin/questions/question/?kind__exact=approval").content.decode()
+    assert "42 µs" in listing
+    assert f"rule #{rule.pk} allow Bash /^npm test$/" in listing
+    page = admin_client.get(f"/admin/questions/question/{question.pk}/change/").content.decode()
+    assert "npm test" in page
+    assert "&quot;decided_in_us&quot;: 42" in page
+
+
+def test_an_admin_cannot_save_a_rule_that_would_break_matching(admin_client: Client, db: None) -> None:
+    response = admin_client.post(
+        "/admin/claudecode/approvalrule/add/",
+        {"position": "1", "tool_pattern": "Bash(", "input_pattern": "", "project": "", "action": "deny", "message": ""},
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "not a regular expression" in page
+    assert not ApprovalRule.objects.exists()

