@@ -162,9 +162,11 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
                 f'<circle class="progress-point" cx="{x(e.created_at):.1f}" cy="{cy:.1f}" r="2.5">'
                 f"<title>{e.data['percent']}% at {_clock(e.created_at)}</title></circle>"
             )
-    # The progress lane's scale, at its right edge.
+    # The progress lane's scale, at its right edge; anchored at its end so "100%" is never cut by the edge.
     for percent, label_y in ((100, top["progress"] + 10), (0, base)):
-        parts.append(f'<text class="scale-label" x="{WIDTH - RIGHT + 4}" y="{label_y:.1f}">{percent}%</text>')
+        parts.append(
+            f'<text class="scale-label" x="{WIDTH - 2}" y="{label_y:.1f}" text-anchor="end">{percent}%</text>'
+        )
 
     for question in questions:
         until = question.resolved_at or now
