@@ -20,6 +20,7 @@ a slow person from a dead server.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import sys
@@ -134,6 +135,16 @@ class MCPRouter:
             logger.exception("Could not mark the questions waited on here as left on the way down")
         await asyncio.gather(*(mount.shutdown() for mount in self._mounts.values()))
 
+    def start_shutdown(self, waited_on: list[uuid.UUID]) -> asyncio.Task[None]:
+        """`shutdown` as a task in a context of its own.
+
+        Twisted runs the shutdown trigger in whatever context fired it, such as the done-callback
+        of a request task cancelled while it awaited sync_to_async. In a context copied from there
+        asgiref refuses every database hop ("Single thread executor already being used, would
+        deadlock"), and the questions were never marked as left (seen in a CI run).
+        """
+        return asyncio.get_running_loop().create_task(self.shutdown(waited_on), context=contextvars.Context())
+
     @staticmethod
     async def _mark_left(waited_on: list[uuid.UUID]) -> None:
         writes = list(runtime.asks_in_flight)
@@ -166,8 +177,7 @@ class MCPRouter:
         def before_shutdown() -> defer.Deferred[None]:
             # Now, not in the coroutine: daphne's own trigger has just cancelled every request,
             # and the cancelled calls must see the flag and still be counted when they run.
-            waited_on = self._stopping()
-            return defer.Deferred.fromFuture(asyncio.ensure_future(self.shutdown(waited_on)))
+            return defer.Deferred.fromFuture(self.start_shutdown(self._stopping()))
 
         reactor.addSystemEventTrigger("before", "shutdown", before_shutdown)
         self._trigger_installed = True
