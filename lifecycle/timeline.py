@@ -164,9 +164,7 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
             )
     # The progress lane's scale, at its right edge; anchored at its end so "100%" is never cut by the edge.
     for percent, label_y in ((100, top["progress"] + 10), (0, base)):
-        parts.append(
-            f'<text class="scale-label" x="{WIDTH - 2}" y="{label_y:.1f}" text-anchor="end">{percent}%</text>'
-        )
+        parts.append(f'<text class="scale-label" x="{WIDTH - 2}" y="{label_y:.1f}" text-anchor="end">{percent}%</text>')
 
     for question in questions:
         until = question.resolved_at or now
