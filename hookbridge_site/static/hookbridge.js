@@ -150,8 +150,11 @@ function claim(card, force) {
   const line = card.querySelector(".claim");
   if (!line) return;
   const now = Date.now();
-  // Typing renews the claim at most every 30 s, and at once when the line shows no live claim.
-  if (!force && line.dataset.expires && now - (lastClaimed.get(card.id) || 0) < 30_000) return;
+  // Typing renews the claim at most every 30 s, and at once when the line shows no live claim. A claim
+  // whose time has passed is not live even before lapseClaims (once a second) has hidden it: typing in
+  // that second claimed nothing (a CI failure of the browser test).
+  const live = line.dataset.expires && Date.parse(line.dataset.expires) > now;
+  if (!force && live && now - (lastClaimed.get(card.id) || 0) < 30_000) return;
   lastClaimed.set(card.id, now);
   htmx.ajax("POST", line.dataset.claimUrl, { swap: "none" });
 }
