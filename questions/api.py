@@ -97,7 +97,7 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
         resolved = exc.question
         answered_by = resolved.answer.answered_by if resolved.status == Status.ANSWERED else None
         return json_error(str(exc), status=409, answeredBy=answered_by, question=question_data(resolved))
-    question = Question.objects.select_related("answer").get(pk=pk)
+    # No re-read: record_answer leaves the question as written, its answer attached.
     return JsonResponse(question_data(question))
 
 
