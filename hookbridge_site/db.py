@@ -12,10 +12,13 @@ server that went away, where a new one fails within the connect timeout.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar, cast
 
-from asgiref.sync import SyncToAsync
+from asgiref.sync import AsyncToSync, SyncToAsync
 from django.db import connections
+
+T = TypeVar("T")
 
 
 def _keep_sqlite_connections() -> None:
@@ -36,3 +39,25 @@ class DatabaseSyncToAsync(SyncToAsync[..., Any]):
 
 
 database_sync_to_async = DatabaseSyncToAsync
+
+
+def on_the_database_thread(func: Callable[..., T]) -> Callable[..., Coroutine[Any, Any, T]]:
+    """`func` run where the MCP tools' database calls run, even from inside a Django request.
+
+    Django gives each request a thread of its own (ThreadSensitiveContext), and a new thread
+    opens a new SQLite connection and closes it after the response: for a JSON API request that
+    was about a fifth of its time (bench: a bare answer POST that 404s). asgiref's shared sync
+    thread keeps its connection, so the token-API views run their bodies there.
+
+    Called under async_to_sync (WSGI, Django's test client) it runs in the calling thread, as
+    before: that thread's connection holds the caller's transaction.
+    """
+    shared = DatabaseSyncToAsync(func, thread_sensitive=False, executor=SyncToAsync.single_thread_executor)
+    nested = DatabaseSyncToAsync(func)
+
+    async def call(*args: Any, **kwargs: Any) -> T:
+        if getattr(AsyncToSync.executors, "current", None) is not None:
+            return cast(T, await nested(*args, **kwargs))
+        return cast(T, await shared(*args, **kwargs))
+
+    return call

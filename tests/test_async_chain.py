@@ -76,3 +76,26 @@ async def test_a_refused_token_is_answered_without_leaving_the_loop_for_a_view(h
     status, _ = await get(app, "/api/questions", "hb_not-a-token")
     assert status == 401
     assert "question_list" not in hops
+
+
+async def test_api_requests_keep_one_database_connection_between_them() -> None:
+    # Django gives each request a thread of its own, which opened (and closed) a SQLite
+    # connection every time; the token-API views run on the shared database thread instead.
+    from asgiref.sync import sync_to_async
+    from django.db.backends.signals import connection_created
+
+    _, raw = await sync_to_async(AgentToken.issue)("answer-bot", scope=Scope.ANSWER)
+    app = ASGIHandler()
+    assert (await get(app, "/api/questions", raw))[0] == 200
+    opened: list[object] = []
+
+    def note(sender: Any, connection: Any, **kwargs: Any) -> None:
+        opened.append(connection)
+
+    connection_created.connect(note)
+    try:
+        for _ in range(3):
+            assert (await get(app, "/api/questions", raw))[0] == 200
+    finally:
+        connection_created.disconnect(note)
+    assert opened == []

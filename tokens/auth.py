@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from hookbridge_site.db import database_sync_to_async
+from hookbridge_site.db import on_the_database_thread
 from hookbridge_site.jsonapi import json_error
 from tokens import cache
 from tokens.models import AgentToken, Scope
@@ -46,11 +46,12 @@ def token_required(
 
     The view becomes async: the token is checked on the event loop (from tokens.cache, with
     no query for a token this process knows), and the sync view body, with all its database
-    work, runs in one thread hop. A refused request never leaves the loop.
+    work, runs in one hop to the database thread (hookbridge_site.db.on_the_database_thread).
+    A refused request never leaves the loop.
     """
 
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., Coroutine[Any, Any, HttpResponse]]:
-        body = database_sync_to_async(view)
+        body = on_the_database_thread(view)
 
         @wraps(view)
         async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
