@@ -13,10 +13,13 @@ server that went away, where a new one fails within the connect timeout.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
 from asgiref.sync import AsyncToSync, SyncToAsync
 from django.db import connections
+
+from hookbridge_site import runtime
 
 T = TypeVar("T")
 
@@ -41,6 +44,20 @@ class DatabaseSyncToAsync(SyncToAsync[..., Any]):
 database_sync_to_async = DatabaseSyncToAsync
 
 
+def _on(executor: ThreadPoolExecutor, func: Callable[..., T]) -> Callable[..., Coroutine[Any, Any, T]]:
+    """`func` run on `executor`, unless called under async_to_sync (WSGI, Django's test client):
+    then in the calling thread, whose connection holds the caller's transaction."""
+    there = DatabaseSyncToAsync(func, thread_sensitive=False, executor=executor)
+    nested = DatabaseSyncToAsync(func)
+
+    async def call(*args: Any, **kwargs: Any) -> T:
+        if getattr(AsyncToSync.executors, "current", None) is not None:
+            return cast(T, await nested(*args, **kwargs))
+        return cast(T, await there(*args, **kwargs))
+
+    return call
+
+
 def on_the_database_thread(func: Callable[..., T]) -> Callable[..., Coroutine[Any, Any, T]]:
     """`func` run where the MCP tools' database calls run, even from inside a Django request.
 
@@ -48,16 +65,15 @@ def on_the_database_thread(func: Callable[..., T]) -> Callable[..., Coroutine[An
     opens a new SQLite connection and closes it after the response: for a JSON API request that
     was about a fifth of its time (bench: a bare answer POST that 404s). asgiref's shared sync
     thread keeps its connection, so the token-API views run their bodies there.
-
-    Called under async_to_sync (WSGI, Django's test client) it runs in the calling thread, as
-    before: that thread's connection holds the caller's transaction.
     """
-    shared = DatabaseSyncToAsync(func, thread_sensitive=False, executor=SyncToAsync.single_thread_executor)
-    nested = DatabaseSyncToAsync(func)
+    return _on(SyncToAsync.single_thread_executor, func)
 
-    async def call(*args: Any, **kwargs: Any) -> T:
-        if getattr(AsyncToSync.executors, "current", None) is not None:
-            return cast(T, await nested(*args, **kwargs))
-        return cast(T, await shared(*args, **kwargs))
 
-    return call
+def on_the_read_thread(func: Callable[..., T]) -> Callable[..., Coroutine[Any, Any, T]]:
+    """`func` (a read) run on the thread waiting calls read their rows on (runtime.read_executor).
+
+    A call woken by an answer reads its row at once; on the shared database thread that read
+    waited for the rest of the answering request's job (the dashboards' HTML), and an answer
+    waited behind the re-reads of every call held in the worker.
+    """
+    return _on(runtime.read_executor, func)

@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 # --- the event loop the server runs on (hookbridge_site.broadcast) --------------------------
@@ -99,3 +100,9 @@ token_changes_heard = 0
 # Compiled once and re-read after a second (or at once, when this process saved a rule).
 approval_rules: list[Any] | None = None
 approval_rules_read_at = 0.0
+
+# --- the thread waiting calls read their rows on (hookbridge_site.db.on_the_read_thread) -------
+# Written once here; used by questions.waiting. A thread (and connection) of its own, beside the
+# one every other database call shares, so a woken call's read never queues behind the work of
+# the request that answered it (rendering the dashboards), nor an answer behind many re-reads.
+read_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hookbridge-reads")

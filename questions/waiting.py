@@ -36,7 +36,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from hookbridge_site import runtime
-from hookbridge_site.db import database_sync_to_async
+from hookbridge_site.db import database_sync_to_async, on_the_read_thread
 from hookbridge_site.formatting import duration
 from questions.models import Question, Status, question_group
 
@@ -72,7 +72,7 @@ def slice_for(base: float, waiting: int, rereads_per_second: float) -> float:
     return max(base, waiting / rereads_per_second)
 
 
-@database_sync_to_async
+@on_the_read_thread
 def _read(question_id: uuid.UUID) -> Question:
     return Question.objects.select_related("answer").get(pk=question_id)
 
