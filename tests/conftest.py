@@ -10,7 +10,7 @@ from django.test import Client
 from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, async_playwright
 
-from tests.live import LiveServer
+from tests.live import LiveServer, serving
 from tokens.models import AgentToken
 
 # Fuzzing over real HTTP: a bounded count per tool keeps CI's run short; `--hypothesis-profile=deep`
@@ -36,55 +36,46 @@ def logged_in(client: Client, user: User) -> Client:
     return client
 
 
-def _serve(**env: str) -> Iterator[LiveServer]:
-    server = LiveServer(env_overrides=env)
-    server.setup()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.fixture(scope="session")
 def live_server_proc() -> Iterator[LiveServer]:
     """One daphne worker for the end-to-end tests (a long hold: calls block until answered)."""
-    yield from _serve(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
+    yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
 
 
 @pytest.fixture(scope="session")
 def claim_server() -> Iterator[LiveServer]:
     """Claims lapse after 2 s without activity (180 s by default)."""
-    yield from _serve(HOOKBRIDGE_CLAIM_SECONDS="2")
+    yield from serving(HOOKBRIDGE_CLAIM_SECONDS="2")
 
 
 @pytest.fixture(scope="session")
 def empty_server() -> Iterator[LiveServer]:
     """A worker no test asks questions of: its dashboard shows what a first run shows."""
-    yield from _serve()
+    yield from serving()
 
 
 @pytest.fixture(scope="session")
 def short_hold_server() -> Iterator[LiveServer]:
     """A worker that gives up holding a call without a progress token after 1.5 s."""
-    yield from _serve(HOOKBRIDGE_MAX_HOLD="1.5", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
+    yield from serving(HOOKBRIDGE_MAX_HOLD="1.5", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
 
 
 @pytest.fixture(scope="session")
 def timeout_server() -> Iterator[LiveServer]:
     """A worker whose questions time out after 1.5 s."""
-    yield from _serve(HOOKBRIDGE_QUESTION_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
+    yield from serving(HOOKBRIDGE_QUESTION_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
 
 
 @pytest.fixture(scope="session")
 def askme_timeout_server() -> Iterator[LiveServer]:
     """A worker whose Ask-Me questions time out after 1.5 s."""
-    yield from _serve(HOOKBRIDGE_ASKME_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
+    yield from serving(HOOKBRIDGE_ASKME_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
 
 
 @pytest.fixture(scope="session")
 def rate_limited_server() -> Iterator[LiveServer]:
     """A worker where a token may ask 2 new questions a minute."""
-    yield from _serve(HOOKBRIDGE_QUESTIONS_PER_MINUTE="2", HOOKBRIDGE_MAX_HOLD="0.5")
+    yield from serving(HOOKBRIDGE_QUESTIONS_PER_MINUTE="2", HOOKBRIDGE_MAX_HOLD="0.5")
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -109,10 +100,10 @@ async def browser() -> AsyncIterator[Browser]:
 @pytest.fixture(scope="session")
 def keepalive_server() -> Iterator[LiveServer]:
     """Progress every 2 s: a 5 s client timeout that resets on progress is scaled down from the hosts' 30 s."""
-    yield from _serve(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="2")
+    yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="2")
 
 
 @pytest.fixture(scope="session")
 def short_window_server() -> Iterator[LiveServer]:
     """Questions whose agent stopped waiting are withdrawn after 2 s (swept every 0.5 s)."""
-    yield from _serve(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_REATTACH_WINDOW="2")
+    yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_REATTACH_WINDOW="2")

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,3 +279,13 @@ async def receive_until(socket: ClientConnection, needle: str, timeout: float = 
                 seen.append(message[:200])
     except TimeoutError:
         raise AssertionError(f"no message with {needle!r} within {timeout}s; saw {seen}") from None
+
+
+def serving(**env: str) -> Iterator[LiveServer]:
+    """A worker started with `env`, for a fixture to yield from; stopped and its files removed after."""
+    server = LiveServer(env_overrides=env)
+    server.setup()
+    try:
+        yield server
+    finally:
+        server.close()
