@@ -50,8 +50,10 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from bench import load
+from bench.load import AgentFactory
 from bench.report import RESULTS, table, write
-from bench.servers import embedded, environment, raise_open_files_limit, team
+from bench.servers import Setup, agent, embedded, environment, raise_open_files_limit, rss_bytes, rss_of, team
 from tests.live import ROOT, free_port
 from tests.team import POSTGRES_URL, REDIS_URL, _reachable
 
@@ -69,8 +71,15 @@ class System:
     find: Callable[[str], Awaitable[Any]]
     send: Callable[[Any], Awaitable[None]]
     bare_404: Callable[[], Awaitable[int]] | None = None
+    # For the measurements under load (bench/load.py); HTTP systems only.
+    agent: AgentFactory | None = None  # one more agent, with a connection pool of its own
+    event: Callable[[Client, int], Awaitable[None]] | None = None  # one lifecycle event
+    pending: Callable[[], Awaitable[int]] | None = None  # calls the server holds (not those it let go)
+    rss: Callable[[], int] | None = None  # the worker's resident memory, in bytes
+    forget: Callable[[str], Awaitable[None]] | None = None  # drop a finished run's questions from the queue
     samples: dict[float, list[list[float]]] = field(default_factory=dict)  # think -> per round
     bare: list[list[float]] = field(default_factory=list)
+    load: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # measurement -> per round
 
 
 async def one_question(system: System, think: float, n: int) -> float:
@@ -126,17 +135,48 @@ def _api_person(url: str, headers: dict[str, str], http: httpx2.AsyncClient) -> 
     return find, send, bare_404
 
 
+def _client(url: str, http: httpx2.AsyncClient) -> Client:
+    return Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="2026-07-28")
+
+
 async def _http_agent(stack: AsyncExitStack, url: str, headers: dict[str, str]) -> Callable[[str], Awaitable[None]]:
     http = await stack.enter_async_context(_http(**headers))
-    client = await stack.enter_async_context(
-        Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="2026-07-28")
-    )
+    client = await stack.enter_async_context(_client(url, http))
 
     async def call(text: str) -> None:
         result = await client.call_tool("ask_question", {"question": text})
         assert not result.is_error, result
 
     return call
+
+
+async def _event(client: Client, n: int) -> None:
+    result = await client.call_tool("submit_lifecycle_event", {"event_type": "task-started", "phase_name": f"ev{n}"})
+    assert not result.is_error, result
+
+
+def _hookbridge_load(setup: Setup) -> dict[str, Any]:
+    """What the measurements under load need of a Hook Bridge setup: agents on one worker, its memory, its queue."""
+
+    async def pending() -> int:
+        return await asyncio.to_thread(setup.count_pending)
+
+    async def forget(prefix: str) -> None:
+        # Hung-up calls stay answerable for a while, as they should; a finished run's are taken off the queue.
+        await asyncio.to_thread(
+            setup.execute,
+            "UPDATE questions_question SET status='cancelled', cancel_reason='agent_gone' "
+            "WHERE status='pending' AND text LIKE %s",
+            prefix + "%",
+        )
+
+    return {
+        "agent": lambda: agent(setup.agent_side),
+        "event": _event,
+        "pending": pending,
+        "rss": lambda: rss_bytes(setup.agent_side),
+        "forget": forget,
+    }
 
 
 @asynccontextmanager
@@ -157,7 +197,26 @@ async def floor_system() -> AsyncIterator[System]:
                         break
                     await asyncio.sleep(0.1)
                 find, send, bare_404 = _api_person(url, {}, person)
-                yield System("floor", await _http_agent(stack, url, {}), find, send, bare_404)
+
+                @asynccontextmanager
+                async def floor_agent() -> AsyncIterator[Client]:
+                    async with _http() as http, _client(url, http) as client:
+                        yield client
+
+                async def pending() -> int:
+                    return len((await person.get(f"{url}/api/questions")).json()["questions"])
+
+                yield System(
+                    "floor",
+                    await _http_agent(stack, url, {}),
+                    find,
+                    send,
+                    bare_404,
+                    agent=floor_agent,
+                    event=_event,
+                    pending=pending,
+                    rss=lambda: rss_of(process.pid),
+                )
         finally:
             process.terminate()
             process.wait(10)
@@ -170,7 +229,8 @@ async def hookbridge_systems(with_stdio: bool) -> AsyncIterator[list[System]]:
         async with AsyncExitStack() as stack:
             person = await stack.enter_async_context(_http())
             find, send, bare_404 = _api_person(server.url, server.auth("answer-bot"), person)
-            systems = [System("embedded", await _http_agent(stack, server.url, server.auth()), find, send, bare_404)]
+            call = await _http_agent(stack, server.url, server.auth())
+            systems = [System("embedded", call, find, send, bare_404, **_hookbridge_load(setup))]
             if with_stdio:
                 params = StdioServerParameters(
                     command=sys.executable,
@@ -201,7 +261,7 @@ async def team_system() -> AsyncIterator[System | None]:
             answering = setup.answer_side
             find, send, bare_404 = _api_person(answering.url, answering.auth("answer-bot"), person)
             call = await _http_agent(stack, setup.agent_side.url, setup.agent_side.auth())
-            yield System("team", call, find, send, bare_404)
+            yield System("team", call, find, send, bare_404, **_hookbridge_load(setup))
 
 
 @asynccontextmanager
@@ -382,10 +442,187 @@ def markdown(result: dict[str, Any]) -> str:
         f"\n## Answer sent → tool call returned\n\n{table(answer_rows)}",
         f"\n## A bare answer POST for an unknown question (404)\n\n{table(bare_rows)}",
     ]
-    if "stdio_vs_peer" in result["figures"]:
-        ratios = ", ".join(f"{k}: {v}x" for k, v in result["figures"]["stdio_vs_peer"].items())
+    figures = result["figures"]
+    if "stdio_vs_peer" in figures:
+        ratios = ", ".join(f"{k}: {v}x" for k, v in figures["stdio_vs_peer"].items())
         parts.append(f"\nHook Bridge over stdio / mcp-feedback-enhanced, p50: {ratios}.\n")
+    if figures.get("events"):
+        rows = [
+            {
+                "system": r["system"],
+                "x floor": r["x_floor"],
+                "events per second": r["per_second"],
+                "across rounds": f"{r['spread'][0]}-{r['spread'][1]}",
+            }
+            for r in figures["events"]
+        ]
+        parts.append(
+            f"\n## Lifecycle events flat out ({plan['event_agents']} agents, {plan['events_seconds']} s a round)\n\n"
+            f"The floor's is its `submit_lifecycle_event`: the same SDK round trip and one SQLite write.\n\n"
+            f"{table(rows)}"
+        )
+    if figures.get("held"):
+        rows = [
+            {
+                "system": r["system"],
+                "held": r["count"],
+                "open s": r["open_s"],
+                "open x floor": r["open_x_floor"],
+                "KiB per call": r["kib_per_call"],
+                "KiB x floor": r["kib_x_floor"],
+                "answer p50 ms alone": r["alone_p50_ms"],
+                "while held": r["held_p50_ms"],
+                "held x alone": r["held_x_alone"],
+                "all hung up: let go in s": r["release_s"],
+            }
+            for r in figures["held"]
+        ]
+        parts.append(f"\n## Calls held at once (one worker)\n\n{table(rows)}")
+    if figures.get("hangup"):
+        rows = [
+            {"system": r["system"], "hung up at once": r["count"], "let go in s": r["release_s"]}
+            for r in figures["hangup"]
+        ]
+        parts.append(f"\n## A mass hang-up\n\n{table(rows)}")
+    if figures.get("fanout"):
+        rows = [
+            {
+                "database": r["database"],
+                "x fresh": r["x_fresh"],
+                "new question → first dashboard p50 ms": r["first_dashboard_p50_ms"],
+                "across rounds": f"{r['spread'][0]}-{r['spread'][1]}",
+            }
+            for r in figures["fanout"]
+        ]
+        parts.append(f"\n## Fan-out against history (embedded, two workers in alternation)\n\n{table(rows)}")
+    if figures.get("targets"):
+        parts.append(f"\n## Against issue 19's targets\n\n{table(figures['targets'])}")
     return "".join(parts)
+
+
+async def measure_load(systems: list[System], args: argparse.Namespace) -> dict[str, Any]:
+    """Events and held calls in interleaved rounds, then one mass hang-up and the fan-out pair."""
+    loaded = [system for system in systems if system.agent is not None]
+    for round_number in range(args.rounds):
+        for system in loaded if args.events_seconds else []:
+            row = await load.events(system, args.event_agents, args.events_seconds)
+            system.load.setdefault("events", []).append(row)
+            print(f"round {round_number + 1}, events, {system.name}: {row['per_second']:.0f}/s", flush=True)
+        for system in loaded if args.held else []:
+            row = await load.held(system, args.held, args.sample)
+            system.load.setdefault("held", []).append(row)
+            print(
+                f"round {round_number + 1}, {args.held} held, {system.name}: opened in {row['open_s']:.2f} s, "
+                f"{row['kib_per_call']:.1f} KiB each, answer {row['alone_p50_ms']:.1f} -> {row['held_p50_ms']:.1f} ms, "
+                f"let go in {row['release_s']:.2f} s",
+                flush=True,
+            )
+    hangups = []
+    for system in loaded if args.hangup else []:
+        if system.name in ("floor", "embedded"):
+            row = await load.held(system, args.hangup, 3)
+            hangups.append({"system": system.name, "count": args.hangup, "release_s": round(row["release_s"], 2)})
+            print(f"{args.hangup} hung up at once, {system.name}: let go in {row['release_s']:.2f} s", flush=True)
+    fanout: dict[str, list[float]] = {}
+    if args.fanout:
+        async with load.fanout_pair(args.history) as pair:
+            for round_number in range(args.rounds):
+                for label in pair.sides:
+                    taken = [await pair.one(label, n) for n in range(args.fanout)]
+                    fanout.setdefault(label, []).append(p50(taken))
+                    print(
+                        f"round {round_number + 1}, fan-out, {label}: first dashboard {p50(taken):.1f} ms", flush=True
+                    )
+    return {"hangup": hangups, "fanout": fanout}
+
+
+def summarise_load(systems: list[System], extra: dict[str, Any]) -> dict[str, Any]:
+    def median(rows: list[dict[str, Any]], key: str) -> float:
+        return float(statistics.median(row[key] for row in rows))
+
+    floor = systems[0].load
+    result: dict[str, Any] = {"events": [], "held": [], "hangup": extra["hangup"], "fanout": []}
+    for system in systems:
+        if rows := system.load.get("events"):
+            rate = median(rows, "per_second")
+            result["events"].append(
+                {
+                    "system": system.name,
+                    "per_second": round(rate, 1),
+                    "spread": [
+                        round(min(r["per_second"] for r in rows), 1),
+                        round(max(r["per_second"] for r in rows), 1),
+                    ],
+                    "x_floor": round(rate / median(floor["events"], "per_second"), 2),
+                }
+            )
+        if rows := system.load.get("held"):
+            figures = {key: median(rows, key) for key in ("open_s", "kib_per_call", "alone_p50_ms", "held_p50_ms")}
+            result["held"].append(
+                {
+                    "system": system.name,
+                    "count": rows[0]["count"],
+                    **{key: round(value, 2) for key, value in figures.items()},
+                    "release_s": round(median(rows, "release_s"), 2),
+                    "open_x_floor": round(figures["open_s"] / median(floor["held"], "open_s"), 2),
+                    "kib_x_floor": round(figures["kib_per_call"] / median(floor["held"], "kib_per_call"), 2),
+                    "held_x_alone": round(figures["held_p50_ms"] / figures["alone_p50_ms"], 2),
+                }
+            )
+    fresh = None
+    for label, per_round in extra["fanout"].items():
+        value = statistics.median(per_round)
+        fresh = fresh or value
+        result["fanout"].append(
+            {
+                "database": label,
+                "first_dashboard_p50_ms": round(value, 2),
+                "spread": [round(min(per_round), 2), round(max(per_round), 2)],
+                "x_fresh": round(value / fresh, 2),
+            }
+        )
+    return result
+
+
+def targets(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 19's targets, each against this run's figure."""
+    rows: list[dict[str, Any]] = []
+
+    def check(target: str, value: float | None, limit: float, at_least: bool = False) -> None:
+        if value is None:
+            rows.append({"target": target, "figure": "not measured", "result": ""})
+            return
+        met = value >= limit if at_least else value <= limit
+        rows.append({"target": target, "figure": value, "result": "met" if met else "missed"})
+
+    def answer(system: str, key: str) -> float | None:
+        return next(
+            (r[key] for r in figures["answer"] if r["system"] == system and r["think_ms"] > 0),
+            None,
+        )
+
+    def of(section: str, system: str, key: str) -> float | None:
+        return next((r[key] for r in figures.get(section, []) if r.get("system") == system), None)
+
+    check("embedded answer p50 ≤ 1.5x floor", answer("embedded", "x_floor_p50"), 1.5)
+    check("embedded answer p99 ≤ 3x floor", answer("embedded", "x_floor_p99"), 3)
+    check("team answer p50 ≤ 2.5x floor", answer("team", "x_floor_p50"), 2.5)
+    check("bare 404 ≤ 2x floor", of("bare_404", "embedded", "x_floor"), 2)
+    stdio = figures.get("stdio_vs_peer") or {}
+    check("stdio p50 ≤ 1.5x mcp-feedback-enhanced", next(iter(stdio.values()), None), 1.5)
+    check("lifecycle events ≥ 0.6x floor", of("events", "embedded", "x_floor"), 0.6, at_least=True)
+    check("RSS per held call ≤ 1.3x floor", of("held", "embedded", "kib_x_floor"), 1.3)
+    check("opening the held calls ≤ 2x floor", of("held", "embedded", "open_x_floor"), 2)
+    check("answer p50 with calls held ≤ 2x alone", of("held", "embedded", "held_x_alone"), 2)
+    hangup = next((r for r in figures.get("hangup", []) if r["system"] == "embedded"), None)
+    check(
+        f"{hangup['count'] if hangup else 2000:,} hung up at once: let go within 2 s",
+        hangup["release_s"] if hangup else None,
+        2,
+    )
+    fanout = figures.get("fanout") or []
+    check("fan-out after history ≈ fresh (≤ 1.25x)", fanout[-1]["x_fresh"] if len(fanout) > 1 else None, 1.25)
+    return rows
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -398,7 +635,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if system is not None:
                 systems.append(system)
         await measure(systems, args.rounds, args.questions, thinks, args.bare)
-        return summarise(systems, thinks)
+        under_load = await measure_load(systems, args)
+        figures = summarise(systems, thinks)
+        figures.update(summarise_load(systems, under_load))
+        figures["targets"] = targets(figures)
+        return figures
 
 
 def main() -> None:
@@ -407,12 +648,21 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=20, help="per system, think time and round")
     parser.add_argument("--think", type=float, default=250.0, help="ms before each answer (0 is measured too)")
     parser.add_argument("--bare", type=int, default=100, help="bare 404 answer POSTs per system and round")
+    parser.add_argument("--event-agents", type=int, default=10, help="agents sending lifecycle events flat out")
+    parser.add_argument("--events-seconds", type=float, default=3.0, help="per system and round (0: skip)")
+    parser.add_argument("--held", type=int, default=500, help="calls held at once per system and round (0: skip)")
+    parser.add_argument("--sample", type=int, default=20, help="answers timed alone and with the calls held")
+    parser.add_argument("--hangup", type=int, default=2000, help="calls hung up at once, once (0: skip)")
+    parser.add_argument("--history", type=int, default=10_000, help="answered questions behind the fan-out")
+    parser.add_argument("--fanout", type=int, default=20, help="new questions per database and round (0: skip)")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 3: the harness still works")
     parser.add_argument("--name", default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.questions, args.bare = 2, 3, 10
+        args.event_agents, args.events_seconds, args.held, args.sample = 2, 0.5, 20, 3
+        args.hangup, args.history, args.fanout = 30, 50, 3
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
     raise_open_files_limit()
     name = args.name or ("compare-quick" if args.quick else "compare")
@@ -422,7 +672,7 @@ def main() -> None:
         "name": name,
         "taken_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": environment(),
-        "plan": {"rounds": args.rounds, "questions": args.questions, "think_ms": args.think, "bare": args.bare},
+        "plan": {key: value for key, value in vars(args).items() if key not in ("out", "name", "quick")},
         "figures": figures,
         "seconds": round(time.monotonic() - started, 1),
     }

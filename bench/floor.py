@@ -7,7 +7,9 @@ A stateless Streamable HTTP server (uvicorn + Starlette, as the SDK builds it) w
 - `POST /api/mcp-answer {"questionId", "answer"}`: writes the answer and resolves the future
   (404 for an unknown id, as Hook Bridge answers);
 - `GET /api/questions`: the pending questions, for the person to find;
-- `noop()`: returns at once (the floor for a lifecycle event).
+- `submit_lifecycle_event(event_type, phase_name)`: writes one row and returns (the floor for a
+  lifecycle event: the same SDK round trip and one SQLite write);
+- `noop()`: returns at once.
 
 No authentication, no history, no dashboards: what is left is the SDK, the HTTP server and
 one SQLite write per operation, which bench/compare.py runs side by side with Hook Bridge.
@@ -33,6 +35,7 @@ def build(database: str) -> Any:
     db = sqlite3.connect(database, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("CREATE TABLE IF NOT EXISTS question (id TEXT PRIMARY KEY, text TEXT, answer TEXT)")
+    db.execute("CREATE TABLE IF NOT EXISTS event (id INTEGER PRIMARY KEY, event_type TEXT, phase_name TEXT)")
     pending: dict[str, tuple[str, asyncio.Future[str]]] = {}
     server: MCPServer = MCPServer("floor", log_level="WARNING")
 
@@ -46,6 +49,11 @@ def build(database: str) -> Any:
             return {"answer": await future}
         finally:
             pending.pop(question_id, None)
+
+    @server.tool()
+    async def submit_lifecycle_event(event_type: str, phase_name: str = "") -> dict[str, str]:
+        db.execute("INSERT INTO event (event_type, phase_name) VALUES (?, ?)", (event_type, phase_name))
+        return {"status": "ok"}
 
     @server.tool()
     async def noop() -> str:

@@ -66,6 +66,17 @@ class Setup:
         with psycopg.connect(self.database_url.replace("postgres://", "postgresql://", 1)) as db:
             return db.execute(sql, params).fetchall()
 
+    def execute(self, sql: str, *params: Any) -> None:
+        """A write to the workers' database, committed (%s placeholders, either database)."""
+        if self.database_url.startswith("sqlite"):
+            with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as db:
+                db.execute(sql.replace("%s", "?"), params)
+            return
+        import psycopg
+
+        with psycopg.connect(self.database_url.replace("postgres://", "postgresql://", 1)) as db:
+            db.execute(sql, params)
+
     def count_pending(self) -> int:
         """Pending questions a call still waits on (a hung-up agent's stay pending, marked as left)."""
         query = "SELECT count(*) FROM questions_question WHERE status='pending' AND agent_left_at IS NULL"
@@ -103,7 +114,11 @@ SETUPS = {"embedded": embedded, "team": team}
 
 def rss_bytes(server: LiveServer) -> int:
     assert server.process is not None
-    with open(f"/proc/{server.process.pid}/status") as status:
+    return rss_of(server.process.pid)
+
+
+def rss_of(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024

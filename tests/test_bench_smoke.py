@@ -96,3 +96,16 @@ def test_the_comparison_interleaves_every_system_and_reports_ratios_to_the_floor
     order = [line.split(": p50")[0] for line in done.stdout.splitlines() if line.startswith("round ")]
     assert order.index("round 2, think 50 ms, floor") > order.index("round 1, think 0 ms, team")
     assert "## Answer sent" in (tmp_path / "compare-smoke.md").read_text()
+    # Under load, side by side with the floor doing the same: events, held calls, a hang-up, fan-out.
+    figures = result["figures"]
+    events = {row["system"]: row for row in figures["events"]}
+    assert set(events) == {"floor", "embedded", "team"}
+    assert events["floor"]["x_floor"] == 1.0
+    assert all(row["per_second"] > 0 for row in events.values())
+    held = {row["system"]: row for row in figures["held"]}
+    assert set(held) == {"floor", "embedded", "team"}
+    assert all(row["count"] == 20 and row["open_s"] > 0 and row["held_p50_ms"] > 0 for row in held.values())
+    assert {row["system"] for row in figures["hangup"]} == {"floor", "embedded"}
+    assert [row["database"] for row in figures["fanout"]] == ["fresh", "after 50 questions"]
+    assert len(figures["targets"]) == 11
+    assert all(row["result"] in ("met", "missed") for row in figures["targets"] if row["figure"] != "not measured")
