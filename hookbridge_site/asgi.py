@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application() does
 
 # Imported after Django is set up: these load models.
 from channels.auth import AuthMiddlewareStack  # noqa: E402
@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send  # noqa: E402
 from claudecode import endpoint as claude_hooks  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
 from hookbridge_site import broadcast  # noqa: E402
+from hookbridge_site.asgi_handler import HookBridgeASGIHandler  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
@@ -28,6 +29,7 @@ from mcpapi.server import build_http_app  # noqa: E402
 from questions import sweeper  # noqa: E402
 from tokens.websocket import BearerTokenAuth  # noqa: E402
 
+django_asgi_app = HookBridgeASGIHandler()
 mcp_app = MCPRouter(build_http_app)
 
 

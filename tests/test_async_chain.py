@@ -99,3 +99,37 @@ async def test_api_requests_keep_one_database_connection_between_them() -> None:
     finally:
         connection_created.disconnect(note)
     assert opened == []
+
+
+async def test_the_sites_handler_serves_an_api_request_without_a_thread_of_its_own(
+    hops: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Django starts (and joins) a thread per request for the request_started/finished receivers;
+    # a token-API view needs neither: its database work is one hop to the database thread.
+    import threading
+
+    from asgiref.sync import sync_to_async
+
+    from hookbridge_site.asgi_handler import HookBridgeASGIHandler
+
+    _, raw = await sync_to_async(AgentToken.issue)("answer-bot", scope=Scope.ANSWER)
+    app = HookBridgeASGIHandler()
+    assert (await get(app, "/api/questions", raw))[0] == 200
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counting_start(self: threading.Thread) -> None:
+        started.append(self.name)
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counting_start)
+    hops.clear()
+
+    status, body = await get(app, "/api/questions", raw)
+    assert status == 200, body
+    assert hops == ["question_list"]
+    assert started == []
+    # Any other page still goes through Django's handler, receivers and all.
+    assert (await get(app, "/accounts/login/", raw))[0] == 200
+    assert "question_list" not in hops[1:]
+    assert len(hops) > 1

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from hookbridge_site.asgi_handler import ON_THE_DATABASE_THREAD
 from hookbridge_site.db import on_the_database_thread
 from hookbridge_site.jsonapi import json_error
 from tokens import cache
@@ -68,6 +69,8 @@ def token_required(
             answered: HttpResponse = await body(request, *args, **kwargs)
             return answered
 
+        # Django's handler may skip the thread of the request's own for it (hookbridge_site.asgi_handler).
+        setattr(wrapper, ON_THE_DATABASE_THREAD, True)
         return wrapper
 
     return decorator
