@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from hookbridge_site import broadcast
 from lifecycle import live as lifecycle_live
 from questions import signals
-from questions.models import Question, question_group
+from questions.models import Answer, Question, question_group
 
 
 @receiver(signals.question_asked)
@@ -61,9 +61,10 @@ def dashboards_resync(sender: Any, **kwargs: Any) -> None:
 
 
 @receiver(signals.question_resolved)
-def question_resolved(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
-    # Wake the waiting call first: it is what an agent is blocked on.
-    broadcast.send(question_group(question_id), {"type": "question.resolved"})
+def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
+    # Wake the waiting call first: it is what an agent is blocked on. An answer goes with it.
+    wake_up = answer.question.wake_up(answer) if answer is not None else {"type": "question.resolved"}
+    broadcast.send(question_group(question_id), wake_up)
     question = Question.objects.select_related("answer").get(pk=question_id)
     html = render_to_string(
         "questions/card.html#question-removed",

@@ -316,6 +316,15 @@ async def wait_for_resolution(
                 continue
             logger.debug("wake-up %s for question %s", message.get("type"), question_id)
             woken = True
+            answered = message.get("answered")
+            if message.get("type") == "question.resolved" and isinstance(answered, dict):
+                # The answer came with its wake-up, as committed (Question.wake_up): no read.
+                try:
+                    question.take_answer(answered)
+                except (KeyError, TypeError, ValueError):
+                    logger.warning("A wake-up for question %s carried an unreadable answer", question_id)
+                else:
+                    return question
             if message.get("type") == "call.cancel":
                 # Shielded: an Esc closes the stream right behind its cancel, and a cancelled hop
                 # to the database thread never runs, so the abort was lost now and then.

@@ -71,6 +71,45 @@ async def test_an_answer_that_wakes_the_call_is_not_logged_as_a_lost_wake_up(cap
     assert "without a wake-up" not in caplog.text
 
 
+async def test_a_woken_call_returns_the_answer_its_wake_up_carried_without_reading_the_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from questions import waiting as waiting_module
+
+    question = await ask()
+    reads: list[object] = []
+    read_row = waiting_module._read
+
+    async def counting(question_id: object) -> Question:
+        reads.append(question_id)
+        return await read_row(question_id)
+
+    monkeypatch.setattr(waiting_module, "_read", counting)
+    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=30)))
+    await asyncio.sleep(0.2)
+    assert len(reads) == 1  # the first read, which found it pending
+    await database_sync_to_async(question.record_answer)("carried", by_token=None, by_name="bob")
+    resolved = await asyncio.wait_for(waiting, 2)
+    assert len(reads) == 1
+    stored = await database_sync_to_async(Question.objects.select_related("answer").get)(pk=question.pk)
+    assert (resolved.status, resolved.resolved_at) == (stored.status, stored.resolved_at)
+    assert (resolved.answer.text, resolved.answer.data, resolved.answer.answered_by) == (
+        stored.answer.text,
+        stored.answer.data,
+        "bob",
+    )
+
+
+async def test_a_wake_up_without_an_answer_is_a_hint_to_read_the_row() -> None:
+    question = await ask()
+    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=30)))
+    await asyncio.sleep(0.2)
+    await database_sync_to_async(question.dismiss)("bob")
+    resolved = await asyncio.wait_for(waiting, 2)
+    assert resolved.status == Status.CANCELLED
+    assert resolved.dismissed_by == "bob"
+
+
 async def test_an_answer_recorded_before_the_wait_starts_is_returned_at_once() -> None:
     question = await ask()
     await database_sync_to_async(question.record_answer)("early", by_token=None)
