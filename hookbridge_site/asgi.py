@@ -20,7 +20,7 @@ from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from claudecode import endpoint as claude_hooks  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
-from hookbridge_site import broadcast  # noqa: E402
+from hookbridge_site import broadcast, runtime  # noqa: E402
 from hookbridge_site.asgi_handler import HookBridgeASGIHandler  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
@@ -29,6 +29,7 @@ from mcpapi.server import build_http_app  # noqa: E402
 from questions import sweeper  # noqa: E402
 from tokens.websocket import BearerTokenAuth  # noqa: E402
 
+runtime.tune_thread_switching()
 django_asgi_app = HookBridgeASGIHandler()
 mcp_app = MCPRouter(build_http_app)
 

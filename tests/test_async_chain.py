@@ -133,3 +133,14 @@ async def test_the_sites_handler_serves_an_api_request_without_a_thread_of_its_o
     assert (await get(app, "/accounts/login/", raw))[0] == 200
     assert "question_list" not in hops[1:]
     assert len(hops) > 1
+
+
+def test_a_worker_switches_threads_often_enough_for_its_loop_to_send_a_woken_answer() -> None:
+    # At Python's default 5 ms, a thread rendering pages kept the loop from answering the agent.
+    import sys
+
+    import hookbridge_site.asgi  # noqa: F401  (the worker's entry point)
+    from hookbridge_site import runtime
+
+    assert sys.getswitchinterval() == pytest.approx(runtime.SWITCH_INTERVAL)
+    assert runtime.SWITCH_INTERVAL <= 0.001

@@ -169,6 +169,7 @@ class Command(BaseCommand):
         parser.add_argument("--register-name", default="hookbridge", help="the server's name in Claude Code")
 
     def handle(self, *args: Any, token: str, **options: Any) -> None:
+        runtime.tune_thread_switching()
         try:
             sets = toolsets.parse(options["toolsets"])
         except toolsets.UnknownToolset as exc:
