@@ -78,6 +78,10 @@ waiting_on: Counter[uuid.UUID] = Counter()
 # (question id, why, the future the call awaits), and the task marking them.
 leaving: list[tuple[uuid.UUID, str, asyncio.Future[None]]] = []
 leaving_flush: asyncio.Task[None] | None = None
+# Lifecycle events reported and not yet written, each with the future its tool call awaits, and
+# the task writing them together (lifecycle.reporting).
+reports: list[tuple[tuple[Any, str, dict[str, object]], asyncio.Future[Any]]] = []
+reports_flush: asyncio.Task[None] | None = None
 # Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
 marked_on_shutdown: set[uuid.UUID] = set()
 

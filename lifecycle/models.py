@@ -88,17 +88,34 @@ class LifecycleEvent(models.Model):
 
     @classmethod
     def record(cls, *, asker: AgentToken | None, asker_name: str, **fields: object) -> LifecycleEvent:
-        # Atomic so the dashboard push is sent only once the row is visible to
-        # the pages that re-read it on reconnect.
+        return cls.record_many([(asker, asker_name, fields)])[0]
+
+    @classmethod
+    def record_many(cls, reports: list[tuple[AgentToken | None, str, dict[str, object]]]) -> list[LifecycleEvent]:
+        """Events reported at about the same moment (lifecycle.reporting), written together, in order."""
+        # Atomic so the dashboard pushes are sent only once the rows are visible to
+        # the pages that re-read them on reconnect.
         with transaction.atomic():
-            # The session's key alone: the event needs no more of it, and this runs once per event.
-            session_id = None
-            if asker is not None:
-                active = AgentSession.objects.active().filter(token_id=asker.pk).order_by("-created_at")
-                session_id = active.values_list("pk", flat=True).first()
-            event = cls.objects.create(asker=asker, asker_name=asker_name, session_id=session_id, **fields)
-            send_on_commit(signals.event_recorded, LifecycleEvent, event=event)
-        return event
+            # Each agent's open session, once per batch and by its key alone: the events need no more of it.
+            session_of: dict[object, uuid.UUID | None] = {}
+            for asker, _, _ in reports:
+                if asker is not None and asker.pk not in session_of:
+                    active = AgentSession.objects.active().filter(token_id=asker.pk).order_by("-created_at")
+                    session_of[asker.pk] = active.values_list("pk", flat=True).first()
+            events: list[LifecycleEvent] = LifecycleEvent.objects.bulk_create(
+                [
+                    LifecycleEvent(
+                        asker=asker,
+                        asker_name=asker_name,
+                        session_id=session_of.get(asker.pk) if asker is not None else None,
+                        **fields,
+                    )
+                    for asker, asker_name, fields in reports
+                ]
+            )
+            for event in events:
+                send_on_commit(signals.event_recorded, LifecycleEvent, event=event)
+        return events
 
     @property
     def progress_percent(self) -> int | None:

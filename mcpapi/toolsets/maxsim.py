@@ -12,6 +12,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from hookbridge_site.db import database_sync_to_async
+from lifecycle import reporting
 from lifecycle.models import EventType, LifecycleEvent
 from mcpapi.asking import ask_and_wait, caller, json_result, wait
 from questions.models import Kind, Question, Status
@@ -130,7 +131,7 @@ async def submit_lifecycle_event(
     if step is not None and total_steps is not None and step > total_steps:
         raise ToolError(f"step: {step} is more than total_steps ({total_steps})")
     asker, asker_name = caller()
-    await database_sync_to_async(LifecycleEvent.record)(
+    await reporting.record(
         asker=asker,
         asker_name=asker_name,
         event_type=EventType(event_type),
