@@ -95,6 +95,11 @@ class QuestionQuerySet(models.QuerySet["Question"]):
     def pending(self) -> QuestionQuerySet:
         return self.filter(status=Status.PENDING).order_by("created_at")
 
+    def reattach_target(self, asker: AgentToken | None, asker_name: str, key: str) -> QuestionQuerySet:
+        """The asker's newest question with this fingerprint that a re-ask comes back to (see `reattachable`)."""
+        mine = self.filter(asker=asker, asker_name=asker_name, fingerprint=key)
+        return mine.filter(reattachable()).order_by("-created_at")
+
     def resolved(self) -> QuestionQuerySet:
         return self.exclude(status=Status.PENDING).order_by("-resolved_at", "-created_at")
 
@@ -141,7 +146,10 @@ class Question(models.Model):
         ordering = ["created_at"]
         indexes = [
             models.Index(fields=["status", "created_at"]),
-            models.Index(fields=["asker", "fingerprint"]),
+            # With created_at: a re-ask's look-up (the asker's newest question with that fingerprint)
+            # reads its few rows from here. On (asker, fingerprint) alone SQLite sorted by walking
+            # the asker's whole history instead (3.5 ms after 10,000 questions, growing).
+            models.Index(fields=["asker", "fingerprint", "created_at"]),
             models.Index(fields=["asker", "created_at"]),
         ]
 
@@ -285,13 +293,7 @@ class Question(models.Model):
         # Atomic so the look-up and the create/revive cannot interleave with a
         # concurrent identical ask from the same agent into two new rows.
         with transaction.atomic():
-            earlier = (
-                cls.objects.select_for_update()
-                .filter(asker=asker, asker_name=asker_name, fingerprint=key)
-                .filter(reattachable())
-                .order_by("-created_at")
-                .first()
-            )
+            earlier = cls.objects.select_for_update().reattach_target(asker, asker_name, key).first()
             if earlier is not None:
                 if earlier.status == Status.CANCELLED:
                     # Aborted, and asked again within the window: back on every dashboard.

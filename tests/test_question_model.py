@@ -193,3 +193,10 @@ def test_a_question_withdrawn_after_the_window_takes_no_answer(token: AgentToken
     question.cancel(CancelReason.AGENT_GONE)
     with pytest.raises(AlreadyResolved, match="did not ask again"):
         question.record_answer("too late", by_token=token)
+
+
+def test_a_reasks_look_up_reads_the_fingerprints_rows_not_the_askers_history(token: AgentToken) -> None:
+    # Ordered by created_at, SQLite walked the asker's whole history when the index had no created_at
+    # (new questions slowed as history grew: bench/compare.py's fan-out after 10,000 questions).
+    plan = Question.objects.reattach_target(token, token.name, "f" * 64).explain()
+    assert "fingerprint=?" in plan, plan
