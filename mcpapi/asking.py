@@ -110,6 +110,7 @@ async def wait(
         extra_groups=extra_groups,
         cancel_reason=lambda: runtime.stdio_cancel_reasons.pop(request_id, None),
         channel=channel,
+        cancel_after_close=calls.cancellable_by_notification.get(),
     )
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()

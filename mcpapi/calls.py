@@ -50,6 +50,11 @@ def connection_of(session_id: str, token_id: int) -> str | None:
     return nonce
 
 
+# Whether the request in hand may be cancelled by a notifications/cancelled of its own (the
+# handshake era), rather than only by closing its stream (2026-07-28): set by the /mcp router.
+# A call whose stream closed listens a moment for such a cancel only when one can come.
+cancellable_by_notification: ContextVar[bool] = ContextVar("cancellable_by_notification", default=True)
+
 # The client connection of the request in hand ("" for a client without a session id):
 # set by the /mcp router, read when a call joins its cancellation group.
 connection: ContextVar[str] = ContextVar("connection", default="")

@@ -31,6 +31,7 @@ from typing import Any, cast
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import DatabaseError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from hookbridge_site import jsonapi, runtime
@@ -222,6 +223,9 @@ class MCPRouter:
                 calls.connection.set(connection)
                 # The stateless SDK keeps no sessions: it never sees the id.
                 scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"mcp-session-id"]}
+        # The SDK's own routing of the eras: a protocol version outside the handshake's is the new era.
+        version = header(scope, b"mcp-protocol-version")
+        calls.cancellable_by_notification.set(not version or version in HANDSHAKE_PROTOCOL_VERSIONS)
         if scope["type"] == "http" and scope["method"] == "POST":
             body = await read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
             if body is None:

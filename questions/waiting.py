@@ -206,6 +206,7 @@ async def wait_for_resolution(
     extra_groups: tuple[str, ...] = (),
     cancel_reason: Callable[[], str | None] | None = None,
     channel: str | None = None,
+    cancel_after_close: bool = True,
 ) -> Question:
     """Wait until the question leaves `pending`, or the hold limit is reached.
 
@@ -221,6 +222,9 @@ async def wait_for_resolution(
 
     `channel`: one the caller made, and put in `extra_groups`, before it wrote the question, so a
     cancel sent between the write and this wait waits there instead of being lost.
+
+    `cancel_after_close`: whether a cancel may still be routed here just after the connection
+    closed (the handshake era's Esc); on 2026-07-28 the close is the cancel, and nothing follows.
     """
     layer = get_channel_layer()
     groups = (question_group(question_id), *extra_groups)
@@ -347,7 +351,7 @@ async def wait_for_resolution(
                     await _client_ended_the_call(question_id, reason)
                 else:
                     routed = None
-                    if extra_groups and channel is not None:
+                    if cancel_after_close and extra_groups and channel is not None:
                         routed, receiving = await _cancel_after_the_close(layer, channel, receiving)
                     if routed is not None:
                         await _client_ended_the_call(question_id, routed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
@@ -210,6 +211,36 @@ async def test_a_caller_that_goes_away_leaves_the_question_answerable_and_marked
     assert stored.status == Status.PENDING
     assert stored.agent_left
     assert stored.agent_left_reason == "the connection to the agent closed"
+
+
+@pytest.mark.parametrize(("cancel_after_close", "listens"), [(True, True), (False, False)])
+async def test_a_closed_call_listens_for_a_late_cancel_only_where_one_can_come(
+    cancel_after_close: bool, listens: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The handshake era's Esc may send its cancel just after the stream closed; on 2026-07-28 the
+    # close is the cancel, and 2,000 calls hung up at once were each kept half a second for nothing.
+    from questions import waiting as waiting_module
+
+    listened: list[str] = []
+    listen = waiting_module._cancel_after_the_close
+
+    async def noting(layer: Any, channel: str, receiving: Any) -> Any:
+        listened.append(channel)
+        return await listen(layer, channel, receiving)
+
+    monkeypatch.setattr(waiting_module, "_cancel_after_the_close", noting)
+    question = await ask()
+    waiting = asyncio.create_task(
+        wait_for_resolution(
+            question.pk, policy(), extra_groups=("mcpcall.late",), cancel_after_close=cancel_after_close
+        )
+    )
+    await asyncio.sleep(0.2)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert bool(listened) is listens
+    assert (await read(question)).agent_left
 
 
 @pytest.mark.parametrize(
