@@ -22,7 +22,7 @@ from hookbridge_site import broadcast
 from lifecycle import signals as lifecycle_signals
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 from questions import signals as question_signals
-from questions.models import CancelReason, Question, Status
+from questions.models import Answer, CancelReason, Question, Status
 from questions.serializers import question_data
 
 EVENTS_GROUP = "events"
@@ -53,15 +53,18 @@ def _send(text: str) -> None:
 
 
 @receiver(question_signals.question_asked)
-def question_asked(sender: Any, question_id: uuid.UUID, new: bool = True, **kwargs: Any) -> None:
-    question = Question.objects.get(pk=question_id)
+def question_asked(
+    sender: Any, question_id: uuid.UUID, new: bool = True, question: Question | None = None, **kwargs: Any
+) -> None:
+    if question is None:
+        question = Question.objects.get(pk=question_id)
     # new=False: a question that was cancelled is pending again (its agent asked again).
     _send(message("question-received", questionId=str(question.pk), new=new, question=question_data(question)))
 
 
 @receiver(question_signals.question_resolved)
-def question_resolved(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
-    question = Question.objects.select_related("answer").get(pk=question_id)
+def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
+    question = answer.question if answer is not None else Question.objects.select_related("answer").get(pk=question_id)
     data = question_data(question)
     fields: dict[str, Any] = {"questionId": data["id"], "question": data}
     if question.status == Status.ANSWERED:

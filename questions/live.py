@@ -20,8 +20,9 @@ from questions.models import Answer, Question, question_group
 
 
 @receiver(signals.question_asked)
-def question_asked(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
-    question = Question.objects.select_related("session").get(pk=question_id)
+def question_asked(sender: Any, question_id: uuid.UUID, question: Question | None = None, **kwargs: Any) -> None:
+    if question is None:
+        question = Question.objects.select_related("session").get(pk=question_id)
     html = render_to_string(
         "questions/card.html#question-added",
         {"question": question, "pending_count": Question.objects.pending().count()},
@@ -65,7 +66,8 @@ def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None
     # Wake the waiting call first: it is what an agent is blocked on. An answer goes with it.
     wake_up = answer.question.wake_up(answer) if answer is not None else {"type": "question.resolved"}
     broadcast.send(question_group(question_id), wake_up)
-    question = Question.objects.select_related("answer").get(pk=question_id)
+    # The question as answered is in hand; otherwise read what the change left.
+    question = answer.question if answer is not None else Question.objects.select_related("answer").get(pk=question_id)
     html = render_to_string(
         "questions/card.html#question-removed",
         {"question": question, "pending_count": Question.objects.pending().count()},

@@ -300,7 +300,9 @@ class Question(models.Model):
                     revived = {"cancel_reason": "", "resolved_at": None, "agent_left_at": None, "agent_left_reason": ""}
                     cls.objects.filter(pk=earlier.pk, status=Status.CANCELLED).update(status=Status.PENDING, **revived)
                     earlier.refresh_from_db()
-                    send_on_commit(signals.question_asked, Question, question_id=earlier.pk, new=False)
+                    send_on_commit(
+                        signals.question_asked, Question, question_id=earlier.pk, new=False, question=earlier
+                    )
                 return earlier, True
 
             limit = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
@@ -322,7 +324,7 @@ class Question(models.Model):
                 asker_name=asker_name,
                 fingerprint=key,
             )
-            send_on_commit(signals.question_asked, Question, question_id=question.pk, new=True)
+            send_on_commit(signals.question_asked, Question, question_id=question.pk, new=True, question=question)
         return question, False
 
     @classmethod

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# A question is pending: newly asked (new=True), or back after an abort (new=False). Arguments: question_id, new.
+# A question is pending: newly asked (new=True), or back after an abort (new=False). Arguments: question_id,
+# new, question (the row as just written: receivers need not read it again).
 question_asked = Signal()
-# A question left pending: answered, dismissed, cancelled, timed out. Arguments: question_id.
+# A question left pending: answered, dismissed, cancelled, timed out. Arguments: question_id, and answer
+# (the Answer as written) when it was answered.
 question_resolved = Signal()
 # The agent stopped waiting on a pending question, or came back to it. Arguments: question_id.
 agent_presence_changed = Signal()

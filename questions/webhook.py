@@ -52,9 +52,11 @@ def _post(url: str, body: bytes, question_id: str) -> None:
 
 
 @receiver(signals.question_asked)
-def question_asked(sender: Any, question_id: uuid.UUID, new: bool, **kwargs: Any) -> None:
+def question_asked(
+    sender: Any, question_id: uuid.UUID, new: bool, question: Question | None = None, **kwargs: Any
+) -> None:
     if new and settings.HOOKBRIDGE_WEBHOOK_URL:
-        notify_new_question(Question.objects.get(pk=question_id))
+        notify_new_question(question if question is not None else Question.objects.get(pk=question_id))
 
 
 def notify_new_question(question: Question) -> None:
