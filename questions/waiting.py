@@ -124,13 +124,9 @@ async def _mark_the_leavers() -> None:
                 marked.cancel()
 
 
-LEAVERS_PER_UPDATE = 500  # well under SQLite's limit on the parameters of one statement
-
-
 def _mark_left(by_reason: dict[str, list[uuid.UUID]]) -> None:
     for why, question_ids in by_reason.items():
-        for start in range(0, len(question_ids), LEAVERS_PER_UPDATE):
-            Question.agents_stopped_waiting(question_ids[start : start + LEAVERS_PER_UPDATE], why)
+        Question.agents_stopped_waiting(question_ids, why)
 
 
 @database_sync_to_async

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -200,3 +201,29 @@ def test_a_reasks_look_up_reads_the_fingerprints_rows_not_the_askers_history(tok
     # (new questions slowed as history grew: bench/compare.py's fan-out after 10,000 questions).
     plan = Question.objects.reattach_target(token, token.name, "f" * 64).explain()
     assert "fingerprint=?" in plan, plan
+
+
+def test_many_calls_cut_at_once_are_marked_in_chunks_and_told_to_dashboards_once(
+    token: AgentToken, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    # Each telling makes the event stream send the whole queue: 2,000 calls cut at once were told
+    # once per UPDATE of 500, and building the queue four times was most of the time to let them go.
+    from questions import models as question_models
+    from questions import signals
+    from questions.waiting import _mark_left
+
+    monkeypatch.setattr(question_models, "LEAVERS_PER_UPDATE", 2)
+    asked = [ask(token, text=f"Proceed {n}?")[0].pk for n in range(5)]
+    told: list[object] = []
+
+    def note(sender: object, **kwargs: object) -> None:
+        told.append(sender)
+
+    signals.questions_changed.connect(note)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            _mark_left({"the connection to the agent closed": asked})
+    finally:
+        signals.questions_changed.disconnect(note)
+    assert len(told) == 1
+    assert Question.objects.filter(pk__in=asked, agent_left_at__isnull=False).count() == 5
