@@ -412,6 +412,11 @@ def summarise(systems: list[System], thinks: list[float]) -> dict[str, Any]:
     return result
 
 
+def across(spread: list[float]) -> str:
+    """The lowest and highest of the rounds' figures, as a table cell."""
+    return f"{spread[0]}-{spread[1]}"
+
+
 def markdown(result: dict[str, Any]) -> str:
     answer_rows = [
         {
@@ -420,7 +425,7 @@ def markdown(result: dict[str, Any]) -> str:
             "x floor p50": row["x_floor_p50"],
             "x floor p99": row["x_floor_p99"],
             "p50 ms": row["p50_ms"],
-            "p50 across rounds ms": f"{row['p50_spread_ms'][0]}-{row['p50_spread_ms'][1]}",
+            "p50 across rounds ms": across(row["p50_spread_ms"]),
             "p99 ms": row["p99_ms"],
         }
         for row in result["figures"]["answer"]
@@ -430,7 +435,7 @@ def markdown(result: dict[str, Any]) -> str:
             "system": row["system"],
             "x floor": row["x_floor"],
             "p50 ms": row["p50_ms"],
-            "p50 across rounds ms": f"{row['p50_spread_ms'][0]}-{row['p50_spread_ms'][1]}",
+            "p50 across rounds ms": across(row["p50_spread_ms"]),
         }
         for row in result["figures"]["bare_404"]
     ]
@@ -452,7 +457,7 @@ def markdown(result: dict[str, Any]) -> str:
                 "system": r["system"],
                 "x floor": r["x_floor"],
                 "events per second": r["per_second"],
-                "across rounds": f"{r['spread'][0]}-{r['spread'][1]}",
+                "across rounds": across(r["spread"]),
             }
             for r in figures["events"]
         ]
@@ -494,7 +499,7 @@ def markdown(result: dict[str, Any]) -> str:
                 "database": r["database"],
                 "x fresh": r["x_fresh"],
                 "new question → first dashboard p50 ms": r["first_dashboard_p50_ms"],
-                "across rounds": f"{r['spread'][0]}-{r['spread'][1]}",
+                "across rounds": across(r["spread"]),
             }
             for r in figures["fanout"]
         ]

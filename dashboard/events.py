@@ -53,18 +53,14 @@ def _send(text: str) -> None:
 
 
 @receiver(question_signals.question_asked)
-def question_asked(
-    sender: Any, question_id: uuid.UUID, new: bool = True, question: Question | None = None, **kwargs: Any
-) -> None:
-    if question is None:
-        question = Question.objects.get(pk=question_id)
+def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: Any) -> None:
     # new=False: a question that was cancelled is pending again (its agent asked again).
     _send(message("question-received", questionId=str(question.pk), new=new, question=question_data(question)))
 
 
 @receiver(question_signals.question_resolved)
 def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
-    question = answer.question if answer is not None else Question.objects.select_related("answer").get(pk=question_id)
+    question = Question.as_resolved(question_id, answer)
     data = question_data(question)
     fields: dict[str, Any] = {"questionId": data["id"], "question": data}
     if question.status == Status.ANSWERED:

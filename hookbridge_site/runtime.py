@@ -17,7 +17,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 # --- the interpreter's thread switching (set by each server's entry point) -------------------
 # A worker runs its ORM on threads while its loop does the network. At Python's default 5 ms
@@ -29,6 +29,65 @@ SWITCH_INTERVAL = 0.0005
 
 def tune_thread_switching() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL)
+
+
+# --- work handed in at about the same moment, done in one go (questions.waiting, lifecycle.reporting)
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Batch(Generic[T, R]):
+    """Items handed in while a write is under way go in the next write, together; each caller gets its own result.
+
+    `write` takes the items in the order they came and returns one result per item (it hops to
+    the database thread itself). Calls cut at once (a host restarting) and events reported flat
+    out cost one trip to the database thread and one transaction per batch, not one each.
+    """
+
+    def __init__(self, write: Callable[[list[T]], Coroutine[Any, Any, list[R]]]) -> None:
+        self.write = write
+        self.queue: list[tuple[T, asyncio.Future[R]]] = []
+        self.flushing: asyncio.Task[None] | None = None
+
+    async def add(self, item: T) -> R:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[R] = loop.create_future()
+        self.queue.append((item, done))
+        if self.flushing is None or self.flushing.done() or self.flushing.get_loop() is not loop:
+            self.flushing = loop.create_task(self._flush())
+        return await done
+
+    async def _flush(self) -> None:
+        batch: list[tuple[T, asyncio.Future[R]]] = []
+        try:
+            await asyncio.sleep(0)  # the others handed in at this same moment queue theirs first
+            while self.queue:
+                batch, self.queue = self.queue, []
+                try:
+                    results = await self.write([item for item, _ in batch])
+                except Exception as exc:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(exc)
+                else:
+                    for (_, done), result in zip(batch, results, strict=True):
+                        if not done.done():
+                            done.set_result(result)
+                batch = []
+        finally:
+            # Cancelled (the loop is going): no caller may wait for a write that will never come.
+            for _, done in [*batch, *self.queue]:
+                if not done.done():
+                    done.cancel()
+            self.queue = []
+
+
+# One per kind of work, made by its first user: "leavers" (calls marked as left), "reports" (lifecycle events).
+batches: dict[str, Batch[Any, Any]] = {}
+
+
+def batch(name: str, write: Callable[[list[T]], Coroutine[Any, Any, list[R]]]) -> Batch[T, R]:
+    return batches.setdefault(name, Batch(write))
 
 
 # --- the event loop the server runs on (hookbridge_site.broadcast) --------------------------
@@ -74,14 +133,6 @@ waiting_now = 0
 # The questions those calls wait on (a question may have several): what a stopping worker
 # marks as left, in one UPDATE, before its calls are cut.
 waiting_on: Counter[uuid.UUID] = Counter()
-# Calls that ended without an outcome, waiting to be marked as left in one batch
-# (question id, why, the future the call awaits), and the task marking them.
-leaving: list[tuple[uuid.UUID, str, asyncio.Future[None]]] = []
-leaving_flush: asyncio.Task[None] | None = None
-# Lifecycle events reported and not yet written, each with the future its tool call awaits, and
-# the task writing them together (lifecycle.reporting).
-reports: list[tuple[tuple[Any, str, dict[str, object]], asyncio.Future[Any]]] = []
-reports_flush: asyncio.Task[None] | None = None
 # Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
 marked_on_shutdown: set[uuid.UUID] = set()
 

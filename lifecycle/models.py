@@ -100,8 +100,9 @@ class LifecycleEvent(models.Model):
             session_of: dict[object, uuid.UUID | None] = {}
             for asker, _, _ in reports:
                 if asker is not None and asker.pk not in session_of:
-                    active = AgentSession.objects.active().filter(token_id=asker.pk).order_by("-created_at")
-                    session_of[asker.pk] = active.values_list("pk", flat=True).first()
+                    session_of[asker.pk] = (
+                        AgentSession.objects.current_of(asker.pk).values_list("pk", flat=True).first()
+                    )
             events: list[LifecycleEvent] = LifecycleEvent.objects.bulk_create(
                 [
                     LifecycleEvent(
@@ -190,6 +191,10 @@ class AgentSessionQuerySet(models.QuerySet["AgentSession"]):
     def active(self) -> AgentSessionQuerySet:
         return self.filter(closed_at__isnull=True, completed_at__isnull=True)
 
+    def current_of(self, token_id: int) -> AgentSessionQuerySet:
+        """A token's open sessions, newest first: its questions and events go to the first."""
+        return self.active().filter(token_id=token_id).order_by("-created_at")
+
     def for_overview(self, project: str = "") -> AgentSessionQuerySet:
         """The overview's rows: the newest OVERVIEW_ROWS sessions (of one project, if given), newest first.
 
@@ -251,7 +256,7 @@ class AgentSession(models.Model):
         """The session a token's questions and lifecycle events belong to right now, if any."""
         if token is None:
             return None
-        return cls.objects.active().filter(token_id=token.pk).order_by("-created_at").first()
+        return cls.objects.current_of(token.pk).first()
 
     @classmethod
     def open(cls, *, token: AgentToken, name: str = "", project: str = "") -> AgentSession:

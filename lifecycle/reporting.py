@@ -9,8 +9,6 @@ one transaction with one lookup per agent; a lone event is written at once, as b
 
 from __future__ import annotations
 
-import asyncio
-
 from hookbridge_site import runtime
 from hookbridge_site.db import database_sync_to_async
 from lifecycle.models import LifecycleEvent
@@ -19,34 +17,10 @@ from tokens.models import AgentToken
 
 async def record(*, asker: AgentToken | None, asker_name: str, **fields: object) -> LifecycleEvent:
     """LifecycleEvent.record, from the event loop, together with the events reported meanwhile."""
-    loop = asyncio.get_running_loop()
-    written: asyncio.Future[LifecycleEvent] = loop.create_future()
-    runtime.reports.append(((asker, asker_name, fields), written))
-    flush = runtime.reports_flush
-    if flush is None or flush.done() or flush.get_loop() is not loop:
-        runtime.reports_flush = loop.create_task(_write_the_reports())
-    return await written
+    event: LifecycleEvent = await runtime.batch("reports", _write).add((asker, asker_name, fields))
+    return event
 
 
-async def _write_the_reports() -> None:
-    batch: list[tuple[tuple[AgentToken | None, str, dict[str, object]], asyncio.Future[LifecycleEvent]]] = []
-    try:
-        while runtime.reports:
-            batch, runtime.reports = runtime.reports, []
-            try:
-                events = await database_sync_to_async(LifecycleEvent.record_many)([report for report, _ in batch])
-            except Exception as exc:
-                for _, written in batch:
-                    if not written.done():
-                        written.set_exception(exc)
-            else:
-                for (_, written), event in zip(batch, events, strict=True):
-                    if not written.done():
-                        written.set_result(event)
-            batch = []
-    finally:
-        # Cancelled (the loop is going): no call may wait for a write that will never come.
-        for _, written in [*batch, *runtime.reports]:
-            if not written.done():
-                written.cancel()
-        runtime.reports = []
+async def _write(reports: list[tuple[AgentToken | None, str, dict[str, object]]]) -> list[LifecycleEvent]:
+    events: list[LifecycleEvent] = await database_sync_to_async(LifecycleEvent.record_many)(reports)
+    return events

@@ -16,13 +16,11 @@ from django.template.loader import render_to_string
 from hookbridge_site import broadcast
 from lifecycle import live as lifecycle_live
 from questions import signals
-from questions.models import Answer, Question, question_group
+from questions.models import Answer, Question, question_group, wake_up
 
 
 @receiver(signals.question_asked)
-def question_asked(sender: Any, question_id: uuid.UUID, question: Question | None = None, **kwargs: Any) -> None:
-    if question is None:
-        question = Question.objects.select_related("session").get(pk=question_id)
+def question_asked(sender: Any, question: Question, **kwargs: Any) -> None:
     html = render_to_string(
         "questions/card.html#question-added",
         {"question": question, "pending_count": Question.objects.pending().count()},
@@ -64,10 +62,8 @@ def dashboards_resync(sender: Any, **kwargs: Any) -> None:
 @receiver(signals.question_resolved)
 def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
     # Wake the waiting call first: it is what an agent is blocked on. An answer goes with it.
-    wake_up = answer.question.wake_up(answer) if answer is not None else {"type": "question.resolved"}
-    broadcast.send(question_group(question_id), wake_up)
-    # The question as answered is in hand; otherwise read what the change left.
-    question = answer.question if answer is not None else Question.objects.select_related("answer").get(pk=question_id)
+    broadcast.send(question_group(question_id), wake_up(answer))
+    question = Question.as_resolved(question_id, answer)
     html = render_to_string(
         "questions/card.html#question-removed",
         {"question": question, "pending_count": Question.objects.pending().count()},

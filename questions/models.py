@@ -433,28 +433,15 @@ class Question(models.Model):
             send_on_commit(signals.question_resolved, Question, question_id=self.pk, answer=answer)
         return answer
 
-    def wake_up(self, answer: Answer | None = None) -> dict[str, Any]:
-        """The message that wakes the calls waiting on this question; an answer rides along, as committed.
-
-        The woken call then returns it at once instead of reading the row again: that read,
-        on a worker busy rendering the answer for every dashboard, was the largest part of
-        an answer's way to the agent (bench/compare.py). Sent only once the answer commits, so
-        it is what the row says. Without one (a cancel, a timeout) the call reads the row.
-        """
-        message: dict[str, Any] = {"type": "question.resolved"}
-        if answer is not None and self.resolved_at is not None:
-            message["answered"] = {
-                "resolved_at": self.resolved_at.isoformat(),
-                "text": answer.text,
-                "data": answer.data,
-                "option": answer.option,
-                "answered_by": answer.answered_by,
-                "source": answer.source,
-            }
-        return message
+    @classmethod
+    def as_resolved(cls, question_id: uuid.UUID, answer: Answer | None) -> Question:
+        """For question_resolved's receivers: the answered question in hand, else the row as the change left it."""
+        if answer is not None:
+            return answer.question
+        return cls.objects.select_related("answer").get(pk=question_id)
 
     def take_answer(self, answered: dict[str, Any]) -> None:
-        """This question, read while pending, as answered by what a wake-up carried (Question.wake_up)."""
+        """This question, read while pending, as answered by what a wake-up carried (questions.models.wake_up)."""
         resolved_at = datetime.fromisoformat(answered["resolved_at"])
         self.status, self.cancel_reason, self.resolved_at = Status.ANSWERED, "", resolved_at
         self.answer = Answer(
@@ -598,6 +585,27 @@ class Question(models.Model):
 
 
 LEAVERS_PER_UPDATE = 500  # well under SQLite's limit on the parameters of one statement
+
+
+def wake_up(answer: Answer | None = None) -> dict[str, Any]:
+    """The message that wakes the calls waiting on a question; its answer, if any, rides along as committed.
+
+    The woken call then returns it at once (Question.take_answer) instead of reading the row
+    again: that read, on a worker busy rendering the answer for every dashboard, was the largest
+    part of an answer's way to the agent (bench/compare.py). Sent only once the answer commits,
+    so it is what the row says. Without one (a cancel, a timeout) the call reads the row.
+    """
+    message: dict[str, Any] = {"type": "question.resolved"}
+    if answer is not None:
+        message["answered"] = {
+            "resolved_at": answer.created_at.isoformat(),
+            "text": answer.text,
+            "data": answer.data,
+            "option": answer.option,
+            "answered_by": answer.answered_by,
+            "source": answer.source,
+        }
+    return message
 
 
 def question_group(question_id: uuid.UUID | str) -> str:

@@ -89,39 +89,15 @@ async def _stopped_waiting(question_id: uuid.UUID, why: str) -> None:
     transaction and one dashboard push each, 12-19 s in all; now the calls cut in the
     same moment are marked by one UPDATE per reason, in one trip to the database thread.
     """
-    loop = asyncio.get_running_loop()
-    marked: asyncio.Future[None] = loop.create_future()
-    runtime.leaving.append((question_id, why, marked))
-    flush = runtime.leaving_flush
-    if flush is None or flush.done() or flush.get_loop() is not loop:
-        runtime.leaving_flush = loop.create_task(_mark_the_leavers())
-    await marked
+    await runtime.batch("leavers", _mark_leavers).add((question_id, why))
 
 
-async def _mark_the_leavers() -> None:
-    batch: list[tuple[uuid.UUID, str, asyncio.Future[None]]] = []
-    try:
-        await asyncio.sleep(0)  # the other calls cut in this same moment queue theirs first
-        while runtime.leaving:
-            batch, runtime.leaving = runtime.leaving, []
-            by_reason: dict[str, list[uuid.UUID]] = {}
-            for question_id, why, _ in batch:
-                by_reason.setdefault(why, []).append(question_id)
-            try:
-                await database_sync_to_async(_mark_left)(by_reason)
-            except Exception as exc:
-                for _, _, marked in batch:
-                    if not marked.done():
-                        marked.set_exception(exc)
-            else:
-                for _, _, marked in batch:
-                    if not marked.done():
-                        marked.set_result(None)
-    finally:
-        # Cancelled (the loop is going): no call may wait for a mark that will never come.
-        for _, _, marked in [*batch, *runtime.leaving]:
-            if not marked.done():
-                marked.cancel()
+async def _mark_leavers(leavers: list[tuple[uuid.UUID, str]]) -> list[None]:
+    by_reason: dict[str, list[uuid.UUID]] = {}
+    for question_id, why in leavers:
+        by_reason.setdefault(why, []).append(question_id)
+    await database_sync_to_async(_mark_left)(by_reason)
+    return [None] * len(leavers)
 
 
 def _mark_left(by_reason: dict[str, list[uuid.UUID]]) -> None:

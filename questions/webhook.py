@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 import urllib.request
-import uuid
 from typing import Any
 
 from django.conf import settings
@@ -52,11 +51,9 @@ def _post(url: str, body: bytes, question_id: str) -> None:
 
 
 @receiver(signals.question_asked)
-def question_asked(
-    sender: Any, question_id: uuid.UUID, new: bool, question: Question | None = None, **kwargs: Any
-) -> None:
+def question_asked(sender: Any, question: Question, new: bool, **kwargs: Any) -> None:
     if new and settings.HOOKBRIDGE_WEBHOOK_URL:
-        notify_new_question(question if question is not None else Question.objects.get(pk=question_id))
+        notify_new_question(question)
 
 
 def notify_new_question(question: Question) -> None:
