@@ -15,10 +15,12 @@ import json
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.dispatch import receiver
 from django.utils import timezone
 
 from hookbridge_site import broadcast
+from hookbridge_site.limits import fit, size_of
 from lifecycle import signals as lifecycle_signals
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 from questions import signals as question_signals
@@ -26,6 +28,10 @@ from questions.models import Answer, CancelReason, Question, Status
 from questions.serializers import question_data
 
 EVENTS_GROUP = "events"
+# Where a program reads the pending questions that did not fit in `questions-queued`.
+QUEUE_API = "/api/questions?status=pending"
+# A question larger than this goes out as its ids and title (`truncated: true`): see the JSON API for it whole.
+ITEM_MAX_BYTES = 256 * 1024
 
 
 def message(kind: str, **fields: Any) -> str:
@@ -33,8 +39,24 @@ def message(kind: str, **fields: Any) -> str:
 
 
 def queued() -> str:
-    pending = Question.objects.pending().select_related("session")
-    return message("questions-queued", questions=[question_data(question) for question in pending])
+    """The oldest pending questions that fit in one message, how many wait in all, and where the rest are."""
+    pending = Question.objects.pending().select_related("session").order_by("created_at", "pk")
+    rendered, taken = fit(
+        pending[: settings.HOOKBRIDGE_QUEUE_PAGE], lambda question: json.dumps(event_data(question), ensure_ascii=False)
+    )
+    total = pending.count()
+    head = message("questions-queued", total=total, more=total - taken, next=QUEUE_API if total > taken else None)
+    # The list is joined in as rendered: each question was serialised once, to measure it.
+    return head[:-1] + ', "questions": [' + ", ".join(rendered) + "]}"
+
+
+def event_data(question: Question) -> dict[str, Any]:
+    """A question in the JSON API's shape, cut to its ids when it alone would pass one message's size."""
+    data = question_data(question)
+    if size_of(json.dumps(data, ensure_ascii=False)) > ITEM_MAX_BYTES:
+        keep = ("id", "kind", "asker", "status", "createdAt", "resolvedAt", "session", "agentWaiting", "answer")
+        data = {key: data[key] for key in keep} | {"truncated": True, "question": question.short_title}
+    return data
 
 
 def lifecycle_data(event: LifecycleEvent) -> dict[str, Any]:
@@ -55,13 +77,13 @@ def _send(text: str) -> None:
 @receiver(question_signals.question_asked)
 def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: Any) -> None:
     # new=False: a question that was cancelled is pending again (its agent asked again).
-    _send(message("question-received", questionId=str(question.pk), new=new, question=question_data(question)))
+    _send(message("question-received", questionId=str(question.pk), new=new, question=event_data(question)))
 
 
 @receiver(question_signals.question_resolved)
 def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
     question = Question.as_resolved(question_id, answer)
-    data = question_data(question)
+    data = event_data(question)
     fields: dict[str, Any] = {"questionId": data["id"], "question": data}
     if question.status == Status.ANSWERED:
         kind = "question-answered"
@@ -94,7 +116,7 @@ def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None
 def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     """The agent stopped waiting on a pending question, or came back (the question's agentWaiting)."""
     question = Question.objects.get(pk=question_id)
-    _send(message("question-updated", questionId=str(question.pk), question=question_data(question)))
+    _send(message("question-updated", questionId=str(question.pk), question=event_data(question)))
 
 
 @receiver(question_signals.questions_changed)

@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 from hookbridge_site import runtime
 from hooks.models import HookRun
 from lifecycle.models import AgentSession, LifecycleEvent
-from questions import kinds
+from questions import kinds, queue
 from questions.models import Question
 from tokens.models import AgentToken
 
@@ -21,31 +21,39 @@ def runs_signature(runs: list[HookRun]) -> tuple[object, ...]:
 
 def context() -> dict[str, Any]:
     """Everything the dashboard renders, read now; what it read is noted as seen by this process's dashboards."""
-    pending = list(Question.objects.pending().select_related("session"))
+    # Only the first page of the queue is rendered; the ids of all of it tell the watcher what changed.
+    pending_ids = {str(pk) for pk in Question.objects.pending().values_list("pk", flat=True)}
     hook_runs = HookRun.recent()
-    runtime.dashboard_pending_seen = {str(question.pk) for question in pending}
+    runtime.dashboard_pending_seen = pending_ids
     runtime.dashboard_runs_seen = runs_signature(hook_runs)
     return {
-        "pending": pending,
-        "pending_count": len(pending),
+        "queue": queue.page(),
+        "pending_count": len(pending_ids),
         "agents_now": LifecycleEvent.latest_per_agent(),
         "hosts_now": AgentSession.hosts_at_work(),
         "hook_runs": hook_runs,
     }
 
 
-def filter_choices(pending: list[Question]) -> dict[str, Any]:
+def filter_choices() -> dict[str, Any]:
     """What the queue can be filtered by: the projects and agents that ask now or asked lately.
 
     The filter form is outside the live parts, so only the page needs it, not every push or reconnect.
     """
+    pending = Question.objects.pending()
     return {
         "projects": sorted(
-            {q.session.project for q in pending if q.session and q.session.project}
+            set(
+                pending.filter(session__isnull=False)
+                .exclude(session__project="")
+                .values_list("session__project", flat=True)
+                .distinct()[:50]
+            )
             | set(AgentSession.objects.exclude(project="").values_list("project", flat=True)[:50])
         ),
         "agents": sorted(
-            {q.asker_name for q in pending} | set(AgentToken.objects.active().values_list("name", flat=True)[:50])
+            set(pending.values_list("asker_name", flat=True).distinct()[:50])
+            | set(AgentToken.objects.active().values_list("name", flat=True)[:50])
         ),
         "kinds": kinds.choices(),
     }

@@ -15,5 +15,5 @@ from tokens.views import mcp_url
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
     context = state.context()
-    choices = state.filter_choices(context["pending"])
+    choices = state.filter_choices()
     return render(request, "dashboard/dashboard.html", {**context, **choices, "mcp_url": mcp_url(request)})

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
+
+from hookbridge_site.limits import MAX_MESSAGE_BYTES, size_of
+
+logger = logging.getLogger(__name__)
 
 # Offered by browser code that authenticates with a token (tokens.websocket); accepted when offered.
 SUBPROTOCOL = "hookbridge"
@@ -68,6 +73,21 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
+
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        # A frame over daphne's limit closes the socket with 1011, and the page would reconnect into
+        # the same state forever: what is built for a socket fits (hookbridge_site.limits), and anything
+        # that still would not is dropped here, loudly, rather than taking every dashboard down.
+        size = size_of(text_data) if text_data is not None else len(bytes_data or b"")
+        if size > MAX_MESSAGE_BYTES:
+            logger.error(
+                "Not sent to %s: a %d-byte message is over the %d-byte limit",
+                self.scope.get("path"),
+                size,
+                MAX_MESSAGE_BYTES,
+            )
+            return
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Pages send nothing we act on: answers go through HTMX POSTs, with CSRF.

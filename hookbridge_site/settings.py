@@ -252,6 +252,9 @@ HOOKBRIDGE_REREADS_PER_SECOND = env_int("HOOKBRIDGE_REREADS_PER_SECOND", 200)
 HOOKBRIDGE_MAX_QUESTION_LENGTH = env_int("HOOKBRIDGE_MAX_QUESTION_LENGTH", 20_000)
 HOOKBRIDGE_MAX_ANSWER_LENGTH = env_int("HOOKBRIDGE_MAX_ANSWER_LENGTH", 20_000)
 HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)
+# Cards on the dashboard's first page (and each "more" page): the rest load on scroll. A page is also
+# cut to fit one message (hookbridge_site.limits), however many cards that leaves.
+HOOKBRIDGE_QUEUE_PAGE = env_int("HOOKBRIDGE_QUEUE_PAGE", 50)
 HOOKBRIDGE_MAX_BODY_BYTES = env_int("HOOKBRIDGE_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
 # New questions one token may ask per minute (re-attaching to an earlier one does not count); 0: no limit.

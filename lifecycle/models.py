@@ -51,8 +51,9 @@ class LifecycleEvent(models.Model):
         return f"{self.get_event_type_display()} {self.phase_name}".strip()
 
     @classmethod
-    def latest(cls) -> LifecycleEvent | None:
-        return cls.objects.order_by("-created_at", "-id").first()
+    def latest(cls, **mine: object) -> LifecycleEvent | None:
+        """The newest event, of the agent that `mine` names (asker_id=..., asker_name=...) when given."""
+        return cls.objects.filter(**mine).order_by("-created_at", "-id").first()
 
     @classmethod
     def latest_per_agent(cls, *, within: timedelta = STATUS_WINDOW, limit: int = 12) -> list[LifecycleEvent]:

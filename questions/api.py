@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import base64
+import json
 import uuid
-from datetime import datetime
-from typing import Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Q
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from hookbridge_site.jsonapi import json_error, object_body
+from hookbridge_site.limits import fit
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
+from questions.queue import decode_cursor, encode_cursor
 from questions.serializers import question_data
 from tokens.auth import TokenRequest, client_address, token_required
 from tokens.models import Scope
@@ -23,7 +24,7 @@ PAGE_SIZE, MAX_PAGE_SIZE = 100, 500
 
 @require_GET
 @token_required(Scope.AGENT, Scope.ANSWER)
-def question_list(request: TokenRequest) -> JsonResponse:
+def question_list(request: TokenRequest) -> HttpResponse:
     """Newest first, a page at a time: an agent token sees its own questions, an answer token all of them.
 
     `next` is the URL of the following page (the same filters and a cursor), null on the last one.
@@ -48,25 +49,15 @@ def question_list(request: TokenRequest) -> JsonResponse:
         created_at, pk = after
         questions = questions.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=pk))
     page = list(questions[: limit + 1])
-    body: dict[str, Any] = {"questions": [question_data(q) for q in page[:limit]], "next": None}
-    if len(page) > limit:
+    # A page also ends where the next question would take it past one message's size.
+    rendered, taken = fit(page[:limit], lambda question: json.dumps(question_data(question), cls=DjangoJSONEncoder))
+    next_url = None
+    if len(page) > taken:
         query = request.GET.copy()
-        query["cursor"] = encode_cursor(page[limit - 1])
-        body["next"] = f"{request.path}?{query.urlencode()}"
-    return JsonResponse(body)
-
-
-def encode_cursor(question: Question) -> str:
-    """Where a page ended: the last question's time and id, so new questions never shift the pages."""
-    return base64.urlsafe_b64encode(f"{question.created_at.isoformat()}|{question.pk}".encode()).decode()
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        created_at, _, pk = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        return datetime.fromisoformat(created_at), uuid.UUID(pk)
-    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors too
-        return None
+        query["cursor"] = encode_cursor(page[taken - 1])
+        next_url = f"{request.path}?{query.urlencode()}"
+    body = '{"questions": [' + ", ".join(rendered) + '], "next": ' + json.dumps(next_url) + "}"
+    return HttpResponse(body, content_type="application/json")
 
 
 @csrf_exempt

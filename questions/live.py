@@ -17,13 +17,14 @@ from hookbridge_site import broadcast
 from lifecycle import live as lifecycle_live
 from questions import signals
 from questions.models import Answer, Question, question_group, wake_up
+from questions.queue import card_html
 
 
 @receiver(signals.question_asked)
 def question_asked(sender: Any, question: Question, **kwargs: Any) -> None:
     html = render_to_string(
         "questions/card.html#question-added",
-        {"question": question, "pending_count": Question.objects.pending().count()},
+        {"card": card_html(question, announce=True), "pending_count": Question.objects.pending().count()},
     )
     broadcast.to_dashboards(html)
     _touch_session(question)

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
 from hookbridge_site.htmx import HtmxHttpRequest
-from questions import exports
+from questions import exports, queue
 from questions.forms import HistoryFilter
 from questions.models import AlreadyResolved, Question
 from tokens.auth import client_address
@@ -70,6 +70,16 @@ def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     question = get_object_or_404(Question.objects.select_related("answer"), pk=question_id)
     context = {"question": question, "reattach_minutes": round(settings.HOOKBRIDGE_REATTACH_WINDOW / 60)}
     return render(request, "questions/detail.html", context)
+
+
+@require_GET
+@login_required
+def pending_page(request: HtmxHttpRequest) -> HttpResponse:
+    """The queue's next page after the cursor its "more" control carries (questions.queue)."""
+    after = queue.decode_cursor(request.GET.get("after", ""))
+    if after is None:
+        return HttpResponse("after: not a cursor of the queue; reload the page", status=400, content_type="text/plain")
+    return render(request, "questions/card.html#pending-page", {"queue": queue.page(after)})
 
 
 @require_GET

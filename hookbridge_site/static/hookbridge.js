@@ -98,6 +98,12 @@ document.addEventListener("htmx:wsAfterMessage", updateTitle);
 document.addEventListener("htmx:load", (event) => {
   const card = event.detail.elt;
   if (!(card instanceof Element) || !card.matches("article.question")) return;
+  // The queue's next page may bring a card that a push already added (questions.queue): the one
+  // already there stays, with whatever was typed into it.
+  if (card.id && [...document.querySelectorAll(`article.question[id="${card.id}"]`)].some((other) => other !== card)) {
+    card.remove();
+    return;
+  }
   if (card.matches("[data-announce]")) {
     announce(card);
   }

@@ -144,13 +144,16 @@ async def submit_lifecycle_event(
 
 
 async def get_phase_status() -> CallToolResult:
-    """How many questions are waiting for a person, and the last lifecycle event."""
+    """How many of your questions are waiting for a person, and your last lifecycle event."""
+    asker, asker_name = caller()
+    # Only the caller's own work: another agent's phase names and queue are not this agent's business.
+    mine: dict[str, object] = {"asker_id": asker.pk} if asker is not None else {"asker": None, "asker_name": asker_name}
 
     @database_sync_to_async
     def read() -> dict[str, Any]:
-        latest = LifecycleEvent.latest()
+        latest = LifecycleEvent.latest(**mine)
         return {
-            "pendingQuestions": Question.objects.pending().count(),
+            "pendingQuestions": Question.objects.pending().filter(**mine).count(),
             "lastLifecycleEvent": latest.as_submitted() if latest else None,
         }
 

@@ -1,0 +1,39 @@
+"""How big one message the server sends may be, and fitting lists into it.
+
+Daphne's WebSocket layer (autobahn) refuses a frame over 1 MiB and closes the socket with
+1011; the dashboard then reconnected, was sent the same state, and failed forever. So no
+message is over MAX_MESSAGE_BYTES: long lists go a page at a time, and one item too large
+for a page is cut down by its owner (a card shows its start and a link).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+MAX_MESSAGE_BYTES = 512 * 1024
+# What the first state of a page or a stream may spend on its list, leaving room for the rest of it.
+LIST_BUDGET_BYTES = 384 * 1024
+
+T = TypeVar("T")
+
+
+def size_of(text: str) -> int:
+    return len(text.encode())
+
+
+def fit(items: Iterable[T], render: Callable[[T], str], *, budget: int = LIST_BUDGET_BYTES) -> tuple[list[str], int]:
+    """Render items in order until the next would pass `budget` bytes: (what fits, how many items it took).
+
+    The first item always goes in (its owner keeps it under the budget), so a page is never empty.
+    """
+    rendered: list[str] = []
+    used = 0
+    for item in items:
+        text = render(item)
+        size = size_of(text)
+        if rendered and used + size > budget:
+            break
+        rendered.append(text)
+        used += size
+    return rendered, len(rendered)
