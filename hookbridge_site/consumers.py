@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
+from hookbridge_site import runtime
 from hookbridge_site.limits import MAX_MESSAGE_BYTES, size_of
 
 logger = logging.getLogger(__name__)
@@ -17,12 +20,15 @@ SUBPROTOCOL = "hookbridge"
 
 # Close codes: who you are is unknown, or what you are may not watch this, or there is no such thing.
 UNAUTHENTICATED, FORBIDDEN, NOT_FOUND = 4401, 4403, 4404
+# More sockets than HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN for one token or person (HTTP's 429 in the 4000s).
+TOO_MANY = 4429
 
 
 class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no type hints
     """Logged-in users only, unless a subclass says otherwise; it names the group and the state sent on (re)connect."""
 
     group: str = ""
+    counted_as: tuple[str, int] | None = None
 
     def refusal(self) -> int | None:
         """Why this connection may not watch at all (a close code), or None: logged-in users only."""
@@ -53,15 +59,47 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         if not self.group:
             await self.close(code=NOT_FOUND)
             return
+        subprotocol = SUBPROTOCOL if SUBPROTOCOL in self.scope.get("subprotocols", []) else None
+        owner = self.owner()
+        if owner is not None and runtime.sockets_per_owner[owner] >= settings.HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN:
+            # Accepted, told why, then closed: a refusal before accepting reaches the client as a bare 403,
+            # and daphne sends no close reason.
+            limit, self.group = settings.HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN, ""
+            error = (
+                f"too many sockets: {limit} are open already for this {owner[0]}, the most one may hold "
+                f"(HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN={limit}); close some, or raise HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN"
+            )
+            await self.accept(subprotocol)
+            await super().send(text_data=json.dumps({"type": "error", "error": error, "code": TOO_MANY}))
+            await self.close(code=TOO_MANY)
+            return
+        if owner is not None:
+            runtime.sockets_per_owner[owner] += 1
+            self.counted_as = owner
         await self.channel_layer.group_add(self.group, self.channel_name)
-        await self.accept(SUBPROTOCOL if SUBPROTOCOL in self.scope.get("subprotocols", []) else None)
+        await self.accept(subprotocol)
         # A client that (re)connects gets the whole current state at once.
         for message in await self.current_state():
             await self.send(text_data=message)
 
     async def disconnect(self, code: int) -> None:
+        if self.counted_as is not None:
+            runtime.sockets_per_owner[self.counted_as] -= 1
+            if runtime.sockets_per_owner[self.counted_as] <= 0:
+                del runtime.sockets_per_owner[self.counted_as]
+            self.counted_as = None
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    def owner(self) -> tuple[str, int] | None:
+        """Whose sockets this one counts among: the token's, else the person's."""
+        token = self.scope.get("agent_token")
+        if token is not None:
+            return ("token", token.pk)
+        user = self.scope.get("user")
+        if user is not None and user.is_authenticated:
+            return ("user", user.pk)
+        return None
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels' own dispatch first closes stale database connections, on the shared

@@ -8,7 +8,9 @@ for a page is cut down by its owner (a card shows its start and a link).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 MAX_MESSAGE_BYTES = 512 * 1024
@@ -16,6 +18,7 @@ MAX_MESSAGE_BYTES = 512 * 1024
 LIST_BUDGET_BYTES = 384 * 1024
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 
 def size_of(text: str) -> int:
@@ -37,3 +40,28 @@ def fit(items: Iterable[T], render: Callable[[T], str], *, budget: int = LIST_BU
         rendered.append(text)
         used += size
     return rendered, len(rendered)
+
+
+class OverLimit(Exception):
+    """A caller already holds as many of something as a setting allows; the message names the setting."""
+
+
+@contextmanager
+def holding(counter: Counter[K], key: K, *, limit: int, what: str, setting: str) -> Iterator[None]:
+    """Count one more `what` for `key` while the block runs, or raise OverLimit if it has `limit` already.
+
+    Per process, in this process's own counter: one agent flooding a worker must not stall the others
+    there (2,000 calls from one token exhausted a worker's Redis pool and kept /mcp unanswered).
+    """
+    if counter[key] >= limit:
+        raise OverLimit(
+            f"too many {what}: {limit} are open already on this server, the most one may hold "
+            f"({setting}={limit}); let some finish, or raise {setting}"
+        )
+    counter[key] += 1
+    try:
+        yield
+    finally:
+        counter[key] -= 1
+        if counter[key] <= 0:
+            del counter[key]

@@ -7,15 +7,35 @@ call's "hookbridge.wait.") therefore starve each other: while a dashboard's cons
 the lock, no wake-up reached a call waiting in that worker until its re-read. Here every
 process-local channel gets the same prefix, so whoever holds the lock pops everyone's
 messages and hands each to its channel.
+
+Connections are shared from a blocking pool: channels_redis's own pool raises
+MaxConnectionsError once 100 are in use, and 2,000 calls joining their groups at
+once failed thousands of times (each then fell back to re-reading its row). Here a
+send past HOOKBRIDGE_REDIS_MAX_CONNECTIONS waits its turn for a connection instead.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from channels_redis.core import RedisChannelLayer as CoreLayer
+from django.conf import settings
+from redis.asyncio import BlockingConnectionPool
 
 PREFIX = "specific"
+# How long a send waits for a free connection before it fails (and its caller falls back to re-reading).
+POOL_WAIT_SECONDS = 20.0
 
 
 class RedisChannelLayer(CoreLayer):  # type: ignore[misc]
     async def new_channel(self, prefix: str = PREFIX) -> str:
         return str(await super().new_channel(PREFIX))
+
+    def create_pool(self, index: int) -> Any:
+        host = dict(self.hosts[index])
+        if "address" not in host:  # a Sentinel set-up: channels_redis's own pool
+            return super().create_pool(index)
+        address = host.pop("address")
+        return BlockingConnectionPool.from_url(
+            address, max_connections=settings.HOOKBRIDGE_REDIS_MAX_CONNECTIONS, timeout=POOL_WAIT_SECONDS, **host
+        )

@@ -136,6 +136,12 @@ waiting_on: Counter[uuid.UUID] = Counter()
 # Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
 marked_on_shutdown: set[uuid.UUID] = set()
 
+# --- what one caller holds open here (hookbridge_site.limits.holding) ------------------------
+# Calls waiting for a person, per token id (mcpapi, claudecode): HOOKBRIDGE_MAX_WAITING_PER_TOKEN.
+waiting_per_token: Counter[int] = Counter()
+# Live WebSockets, per ("token", id) or ("user", id) (hookbridge_site.consumers): HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN.
+sockets_per_owner: Counter[tuple[str, int]] = Counter()
+
 # --- the MCP server (mcpapi) ----------------------------------------------------------------
 # Set when the server is going down: calls cancelled then leave their questions pending, so
 # the agent re-attaches on another worker or after the restart.

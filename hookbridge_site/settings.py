@@ -258,6 +258,12 @@ HOOKBRIDGE_QUEUE_PAGE = env_int("HOOKBRIDGE_QUEUE_PAGE", 50)
 HOOKBRIDGE_MAX_BODY_BYTES = env_int("HOOKBRIDGE_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
 # New questions one token may ask per minute (re-attaching to an earlier one does not count); 0: no limit.
+# What one token (or person) may hold open on one server process at once: calls waiting for a person,
+# and live WebSockets. One agent must never stall another; the error names the setting to raise.
+HOOKBRIDGE_MAX_WAITING_PER_TOKEN = env_int("HOOKBRIDGE_MAX_WAITING_PER_TOKEN", 100)
+HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN = env_int("HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN", 20)
+# Redis connections a worker's channel layer shares: past this, a send waits for a free one.
+HOOKBRIDGE_REDIS_MAX_CONNECTIONS = env_int("HOOKBRIDGE_REDIS_MAX_CONNECTIONS", 50)
 HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60, minimum=0)
 
 

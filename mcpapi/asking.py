@@ -6,6 +6,8 @@ import asyncio
 import json
 import logging
 import webbrowser
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -18,6 +20,7 @@ from mcp.types import CallToolResult, TextContent
 
 from hookbridge_site import presence, runtime
 from hookbridge_site.db import database_sync_to_async
+from hookbridge_site.limits import OverLimit, holding
 from mcpapi import calls
 from questions.models import CancelReason, Kind, Question, RateLimited, Status
 from questions.waiting import WaitPolicy, wait_for_resolution
@@ -196,6 +199,25 @@ async def stop_listening(asker: AgentToken | None, request_id: str, channel: str
             logger.warning("Could not leave the cancel group of request %s", request_id, exc_info=True)
 
 
+@contextmanager
+def waiting_slot(asker: AgentToken | None) -> Iterator[None]:
+    """One of the token's HOOKBRIDGE_MAX_WAITING_PER_TOKEN waiting calls, taken before anything is written."""
+    if asker is None:  # stdio: one client per process
+        yield
+        return
+    try:
+        with holding(
+            runtime.waiting_per_token,
+            asker.pk,
+            limit=settings.HOOKBRIDGE_MAX_WAITING_PER_TOKEN,
+            what="calls waiting for a person with this token",
+            setting="HOOKBRIDGE_MAX_WAITING_PER_TOKEN",
+        ):
+            yield
+    except OverLimit as exc:  # raised only on the way in: the body never takes a second slot
+        raise ToolError(str(exc)) from None
+
+
 async def ask_and_wait(
     ctx: Context,
     *,
@@ -209,6 +231,36 @@ async def ask_and_wait(
     key: str | None = None,
 ) -> CallToolResult:
     asker, asker_name = caller()
+    with waiting_slot(asker):
+        return await _ask_and_wait(
+            ctx,
+            asker,
+            asker_name,
+            tool=tool,
+            kind=kind,
+            text=text,
+            options=options,
+            allow_free_text=allow_free_text,
+            payload=payload,
+            timeout=timeout,
+            key=key,
+        )
+
+
+async def _ask_and_wait(
+    ctx: Context,
+    asker: AgentToken | None,
+    asker_name: str,
+    *,
+    tool: str,
+    kind: Kind,
+    text: str,
+    options: list[dict[str, Any]] | None,
+    allow_free_text: bool,
+    payload: dict[str, Any] | None,
+    timeout: float | None,
+    key: str | None,
+) -> CallToolResult:
     request_id = str(ctx.request_id) if asker is not None else ""
     listening = await listen_for_cancel(asker, request_id)
     writing = asyncio.ensure_future(

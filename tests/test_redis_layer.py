@@ -53,3 +53,20 @@ async def test_channels_of_two_prefixes_in_one_process_both_get_their_messages()
     async with asyncio.timeout(3):
         assert (await watching)["html"] == "<p>still here</p>"
     await layer.flush()
+
+
+async def test_far_more_joins_at_once_than_the_pool_has_connections_all_succeed(settings: object) -> None:
+    """2,000 calls joining their groups at once: channels_redis's own pool raised MaxConnectionsError past 100."""
+    require_team_services()
+    settings.HOOKBRIDGE_REDIS_MAX_CONNECTIONS = 10  # type: ignore[attr-defined]
+    config = redis_channel_layer(REDIS_URL, "channels_redis.core.RedisChannelLayer")
+    layer = import_string(config["BACKEND"])(**config["CONFIG"])
+    channels = [await layer.new_channel("hookbridge.wait") for _ in range(500)]
+    results = await asyncio.gather(
+        *(layer.group_add(f"g{n}", channel) for n, channel in enumerate(channels)), return_exceptions=True
+    )
+    assert [r for r in results if isinstance(r, BaseException)] == []
+    pool = layer.connection(0).connection_pool
+    assert pool.max_connections == 10
+    assert len(pool._in_use_connections) + len(pool._available_connections) <= 10
+    await layer.flush()

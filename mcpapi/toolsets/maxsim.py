@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from hookbridge_site.db import database_sync_to_async
 from lifecycle import reporting
 from lifecycle.models import EventType, LifecycleEvent
-from mcpapi.asking import ask_and_wait, caller, json_result, wait
+from mcpapi.asking import ask_and_wait, caller, json_result, wait, waiting_slot
 from questions.models import Kind, Question, Status
 
 # The largest integer every database's integer column holds (PostgreSQL's is 32 bits).
@@ -102,10 +102,11 @@ async def wait_for_answer(
             )
         return question
 
-    question = await load()
-    if question is None:
-        raise ToolError(f"question_id: no question {question_id} was asked with this token")
-    return await wait(question, ctx, asker, "wait_for_answer")
+    with waiting_slot(asker):
+        question = await load()
+        if question is None:
+            raise ToolError(f"question_id: no question {question_id} was asked with this token")
+        return await wait(question, ctx, asker, "wait_for_answer")
 
 
 async def submit_lifecycle_event(

@@ -1,0 +1,98 @@
+"""One agent can't stall another: waiting calls and sockets are capped per token (and per person).
+
+Against a real daphne process with small caps, so the limit is reached in a few calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
+
+import pytest
+import websockets
+from websockets.typing import Origin
+
+from tests.live import LiveServer, serving, text_of
+
+pytestmark = [pytest.mark.e2e]
+
+
+@pytest.fixture(scope="module")
+def capped_server() -> Iterator[LiveServer]:
+    yield from serving(
+        HOOKBRIDGE_MAX_WAITING_PER_TOKEN="2", HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN="2", HOOKBRIDGE_MAX_HOLD="60"
+    )
+
+
+async def ask(server: LiveServer, text: str, token_name: str = "agent-a") -> str:
+    async with server.mcp(token_name=token_name) as client:
+        return text_of(await client.call_tool("ask_question", {"question": text}))
+
+
+async def test_a_token_past_its_waiting_calls_gets_an_error_naming_the_setting_and_nothing_is_written(
+    capped_server: LiveServer,
+) -> None:
+    server = capped_server
+    held = [asyncio.create_task(ask(server, f"Held {n}?")) for n in range(2)]
+    first = await server.wait_for_question("Held 0?")
+    await server.wait_for_question("Held 1?")
+    async with server.mcp() as client:
+        refused = await client.call_tool("ask_question", {"question": "One too many?"})
+    assert refused.is_error
+    assert "HOOKBRIDGE_MAX_WAITING_PER_TOKEN=2" in text_of(refused)
+    assert not [q for q in await server.questions() if q["question"] == "One too many?"]
+    # Another agent is not held up by agent-a's calls.
+    other = asyncio.create_task(ask(server, "Agent b's own?", token_name="agent-b"))
+    other_question = await server.wait_for_question("Agent b's own?")
+    assert (await server.answer_via_api(other_question["id"], "fine")).status_code == 200
+    assert "fine" in await asyncio.wait_for(other, 15)
+    # An answer frees a slot: agent-a may ask again.
+    assert (await server.answer_via_api(first["id"], "done")).status_code == 200
+    assert "done" in await asyncio.wait_for(held[0], 15)
+    again = asyncio.create_task(ask(server, "Now there is room?"))
+    room = await server.wait_for_question("Now there is room?")
+    for question in (room, await server.wait_for_question("Held 1?")):
+        assert (await server.answer_via_api(question["id"], "ok")).status_code == 200
+    await asyncio.wait_for(asyncio.gather(again, held[1]), 15)
+
+
+@pytest.fixture
+async def token_socket(capped_server: LiveServer) -> AsyncIterator[object]:
+    async with AsyncExitStack() as stack:
+
+        async def open_one(token_name: str) -> websockets.ClientConnection:
+            return await stack.enter_async_context(
+                websockets.connect(
+                    f"ws://127.0.0.1:{capped_server.port}/ws/events/",
+                    additional_headers=capped_server.auth(token_name),
+                    origin=Origin(capped_server.url),
+                )
+            )
+
+        yield open_one
+
+
+async def test_a_socket_past_the_tokens_cap_is_closed_with_4429_naming_the_setting(
+    capped_server: LiveServer, token_socket: object
+) -> None:
+    open_one = token_socket
+    first = await open_one("answer-bot")  # type: ignore[operator]
+    await open_one("answer-bot")  # type: ignore[operator]
+    third = await open_one("answer-bot")  # type: ignore[operator]
+    error = json.loads(await asyncio.wait_for(third.recv(), 5))
+    assert error["type"] == "error"
+    assert "HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN=2" in error["error"]
+    with pytest.raises(websockets.ConnectionClosed):
+        await asyncio.wait_for(third.recv(), 5)
+    assert third.close_code == 4429
+    # The first two still get their state; a person's dashboard is counted apart from the token.
+    assert '"questions-queued"' in await asyncio.wait_for(first.recv(), 5)
+    async with capped_server.login() as http, capped_server.dashboard_socket(http) as page:
+        assert 'id="question-list"' in await asyncio.wait_for(page.recv(), 5)
+    # Closing one frees its place.
+    await first.close()
+    await asyncio.sleep(0.3)
+    fourth = await open_one("answer-bot")  # type: ignore[operator]
+    assert '"questions-queued"' in await asyncio.wait_for(fourth.recv(), 5)
