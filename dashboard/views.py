@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from dashboard import state
 from tokens.views import mcp_url
 
 
-@require_GET
+@require_safe
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
     context = state.context()

@@ -22,6 +22,7 @@ from claudecode import endpoint as claude_hooks  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
 from hookbridge_site import broadcast, runtime  # noqa: E402
 from hookbridge_site.asgi_handler import HookBridgeASGIHandler  # noqa: E402
+from hookbridge_site.asgi_io import headers_only_for_head  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
@@ -34,7 +35,7 @@ django_asgi_app = HookBridgeASGIHandler()
 mcp_app = MCPRouter(build_http_app)
 
 
-async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
+async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
     broadcast.bind_server_loop()
     sweeper.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
@@ -44,6 +45,8 @@ async def http_router(scope: Scope, receive: Receive, send: Send) -> None:
     else:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 
+
+http_router = headers_only_for_head(route_http)
 
 websocket_urlpatterns = dashboard_websockets + lifecycle_websockets + hook_websockets
 

@@ -46,12 +46,18 @@ def resolve_target(workspace: Path, directory: str) -> Target:
         raise Refused("directory: must not contain a NUL character")
     raw = directory.strip() or "."
     joined = Path(raw) if Path(raw).is_absolute() else workspace / raw
-    # resolve() follows symlinks: a link inside the workspace pointing out is refused here.
-    resolved = joined.resolve()
-    if not resolved.is_relative_to(workspace):
-        raise Refused(f"directory: {directory!r} is outside the workspace; give a folder inside it, such as '.'")
-    if not resolved.is_dir():
-        raise Refused(f"directory: {directory!r} is not a folder in the workspace")
+    try:
+        # resolve() follows symlinks: a link inside the workspace pointing out is refused here.
+        resolved = joined.resolve()
+        if not resolved.is_relative_to(workspace):
+            raise Refused(f"directory: {directory!r} is outside the workspace; give a folder inside it, such as '.'")
+        if not resolved.is_dir():
+            raise Refused(f"directory: {directory!r} is not a folder in the workspace")
+    except (OSError, RuntimeError) as exc:
+        # A name part over the file system's limit, a loop of links (RuntimeError before Python 3.13), a folder
+        # we may not read: the caller's input, not our fault.
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise Refused(f"directory: {directory!r} cannot be used: {reason}") from None
     return Target(resolved, resolved.relative_to(workspace).as_posix() or ".")
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from hookbridge_site.htmx import HtmxHttpRequest
 from hooks.forms import RunFilter
@@ -17,7 +17,7 @@ from hooks.models import HookRun
 RUNS_PER_PAGE = 50
 
 
-@require_GET
+@require_safe
 @login_required
 def hook_runs(request: HtmxHttpRequest) -> HttpResponse:
     """Every run, newest first, filtered by hook, status and agent."""
@@ -30,7 +30,7 @@ def hook_runs(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-@require_GET
+@require_safe
 @login_required
 def hook_run(request: HttpRequest, run_id: uuid.UUID) -> HttpResponse:
     run = get_object_or_404(HookRun.objects.prefetch_related("directories"), pk=run_id)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from hookbridge_site.htmx import HtmxHttpRequest
 from lifecycle.forms import MessageForm
@@ -16,7 +16,7 @@ from lifecycle.models import AgentSession, SessionMessage
 from tokens.models import AgentToken
 
 
-@require_GET
+@require_safe
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
     project = request.GET.get("project", "")
@@ -29,7 +29,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @login_required
 def session_page(request: HttpRequest, guid: uuid.UUID) -> HttpResponse:
     session = get_object_or_404(AgentSession, pk=guid)

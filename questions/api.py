@@ -9,7 +9,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from hookbridge_site.jsonapi import json_error, object_body
 from hookbridge_site.limits import fit
@@ -22,7 +22,7 @@ from tokens.models import Scope
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 500
 
 
-@require_GET
+@require_safe
 @token_required(Scope.AGENT, Scope.ANSWER)
 def question_list(request: TokenRequest) -> HttpResponse:
     """Newest first, a page at a time: an agent token sees its own questions, an answer token all of them.

@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from hookbridge_site.htmx import HtmxHttpRequest
 from questions import exports, queue
@@ -63,7 +63,7 @@ def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     return render(request, "questions/card.html#dismissed", {"question": question})
 
 
-@require_GET
+@require_safe
 @login_required
 def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     """One question: answerable while pending, otherwise what became of it and why."""
@@ -72,7 +72,7 @@ def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     return render(request, "questions/detail.html", context)
 
 
-@require_GET
+@require_safe
 @login_required
 def pending_page(request: HtmxHttpRequest) -> HttpResponse:
     """The queue's next page after the cursor its "more" control carries (questions.queue)."""
@@ -82,7 +82,7 @@ def pending_page(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "questions/card.html#pending-page", {"queue": queue.page(after)})
 
 
-@require_GET
+@require_safe
 @login_required
 def history(request: HtmxHttpRequest) -> HttpResponse:
     """Past questions, newest first, filtered; ?format=csv or json exports what the filters select."""

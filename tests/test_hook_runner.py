@@ -211,3 +211,10 @@ async def test_a_failing_listener_stops_hearing_but_the_command_finishes(tmp_pat
     assert result.ok
     assert calls == 1
     assert result.output_bytes == 200000 + 1999 + len("done\n")  # fold adds no newline at the end
+
+
+@pytest.mark.parametrize("directory", ["x" * 300, "app/" + "é" * 200, "loop"])
+def test_a_directory_the_file_system_refuses_is_refused_naming_directory(workspace: Path, directory: str) -> None:
+    (workspace / "loop").symlink_to(workspace / "loop")
+    with pytest.raises(Refused, match=r"^directory: .* cannot be used: "):
+        resolve_target(workspace, directory)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
@@ -41,7 +42,7 @@ def fill(count: int, *, options: list[dict[str, str]] | None = None) -> list[Que
             text=f"#{n} {LARGEST}",
             options=options or [],
             fingerprint=f"{n:064d}",
-            created_at=start + timezone.timedelta(milliseconds=n),
+            created_at=start + timedelta(milliseconds=n),
         )
         for n in range(count)
     ]
