@@ -25,7 +25,7 @@ import json
 import logging
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, cast
 
 from channels.layers import get_channel_layer
@@ -111,7 +111,14 @@ class MCPRouter:
     def __init__(self, build: Callable[[tuple[str, ...]], tuple[ASGIApp, Any]]) -> None:
         self._build = build
         self._mounts: dict[tuple[str, ...], MCPMount] = {}
+        self._names: dict[tuple[str, ...], frozenset[str]] = {}
         self._trigger_installed = False
+
+    def _tool_names(self, sets: tuple[str, ...]) -> frozenset[str]:
+        # Fixed for the life of the process (the hooks set discovers its plugins once).
+        if sets not in self._names:
+            self._names[sets] = frozenset(entry.name for entry in toolsets.tools(sets))
+        return self._names[sets]
 
     def _mount(self, sets: tuple[str, ...]) -> MCPMount:
         if sets not in self._mounts:
@@ -227,11 +234,16 @@ class MCPRouter:
         version = header(scope, b"mcp-protocol-version")
         calls.cancellable_by_notification.set(not version or version in HANDSHAKE_PROTOCOL_VERSIONS)
         if scope["type"] == "http" and scope["method"] == "POST":
+            content_type = header(scope, b"content-type")
+            if content_type.split(";")[0].strip().lower() != "application/json":
+                said = f"Content-Type: must be application/json, not {content_type[:60] or 'missing'}"
+                await send_json(send, 415, _jsonrpc_error(-32600, said))
+                return
             body = await read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
             if body is None:
                 await send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
                 return
-            messages, problem = checked_messages(body)
+            messages, problem = checked_messages(body, self._tool_names(sets))
             if problem is not None:
                 await send_json(send, *problem)
                 return
@@ -292,17 +304,22 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def jsonrpc_problem(body: bytes) -> tuple[int, dict[str, Any]] | None:
+def jsonrpc_problem(body: bytes, tool_names: Collection[str] | None = None) -> tuple[int, dict[str, Any]] | None:
     """(HTTP status, JSON-RPC error) for a body the SDK must not see; None lets it go on."""
-    return checked_messages(body)[1]
+    return checked_messages(body, tool_names)[1]
 
 
-def checked_messages(body: bytes) -> tuple[list[Any], tuple[int, dict[str, Any]] | None]:
+def checked_messages(
+    body: bytes, tool_names: Collection[str] | None = None
+) -> tuple[list[Any], tuple[int, dict[str, Any]] | None]:
     """The messages of a body, parsed once, and the (HTTP status, JSON-RPC error) to answer instead
     of handing the body to the SDK, if any.
 
-    JSON that would crash a parser; a request id that is neither a string nor an integer (the
-    SDK would drop the request without a word); text no database holds, which the SDK's parser
+    JSON that would crash a parser; a batch (the SDK answered with a dump of its validator's
+    internals); a request id that is neither a string nor an integer (the SDK would drop the
+    request without a word); a tools/call whose name or arguments are not what the SDK can read,
+    or names a tool this endpoint lacks (`tool_names`; the SDK made that a tool result, not the
+    protocol error the specification names); text no database holds, which the SDK's parser
     refuses without naming the argument (half a surrogate pair, NaN). A NUL goes on: the server's
     call_tool refuses it as a tool error, which a model reads and corrects.
     """
@@ -313,7 +330,10 @@ def checked_messages(body: bytes) -> tuple[list[Any], tuple[int, dict[str, Any]]
         payload = jsonapi.loads(body, constants=constants)
     except jsonapi.BadJSON as exc:
         return [], (400, _jsonrpc_error(-32700, f"Parse error: the body {exc}"))
-    messages = payload if isinstance(payload, list) else [payload]
+    if isinstance(payload, list):
+        batch = "Invalid Request: a batch (a JSON array of messages) is not served; send one JSON-RPC message a request"
+        return [], (400, _jsonrpc_error(-32600, batch))
+    messages = [payload]
     for message in messages:
         if isinstance(message, dict) and "method" in message and "id" in message:
             request_id = message["id"]
@@ -321,6 +341,11 @@ def checked_messages(body: bytes) -> tuple[list[Any], tuple[int, dict[str, Any]]
                 shown = json.dumps(request_id)[:40]
                 said = f"Invalid Request: id must be a string or an integer, not {shown}"
                 return messages, (400, _jsonrpc_error(-32600, said))
+    for message in messages:
+        is_call = isinstance(message, dict) and message.get("method") == "tools/call" and "id" in message
+        if is_call and (wrong := _tool_call_problem(message.get("params"), tool_names)) is not None:
+            error = {"code": -32602, "message": wrong}
+            return messages, (200, {"jsonrpc": "2.0", "id": message["id"], "error": error})
     for message in messages:
         params = message.get("params") if isinstance(message, dict) else None
         if isinstance(params, dict) and (problem := jsonapi.unstorable(params, nul=False)):
@@ -330,6 +355,24 @@ def checked_messages(body: bytes) -> tuple[list[Any], tuple[int, dict[str, Any]]
         said = f"Parse error: {constants[0]} is not a JSON number; send a finite number or null"
         return messages, (400, _jsonrpc_error(-32700, said))
     return messages, None
+
+
+def _tool_call_problem(params: Any, tool_names: Collection[str] | None) -> str | None:
+    """What is wrong with a tools/call's params, naming the field; None when the SDK may have it."""
+    if not isinstance(params, dict):
+        return "Invalid params: params must be an object with the tool's name and its arguments"
+    name = params.get("name")
+    if not isinstance(name, str):
+        return f"Invalid params: name must be a string naming the tool to call, not {json.dumps(name)[:40]}"
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        kind = "an array" if isinstance(arguments, list) else f"a {type(arguments).__name__}"
+        if isinstance(arguments, str):
+            kind = "a string"
+        return f"Invalid params: arguments must be an object of the tool's arguments by name, not {kind}"
+    if tool_names is not None and name not in tool_names:
+        return f"Unknown tool: {name[:100]!r}; tools here: {', '.join(sorted(tool_names))}"
+    return None
 
 
 def _is_initialize(messages: list[Any]) -> bool:

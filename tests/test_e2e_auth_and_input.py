@@ -327,3 +327,53 @@ async def test_an_unpaired_surrogate_in_tool_arguments_is_refused_by_name(live_s
     assert response.status_code == 200
     assert "arguments.question: must not contain an unpaired surrogate" in response.text
     assert len(await live_server_proc.questions()) == before
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_an_unknown_tool_is_a_protocol_error_listing_the_tools_here(live_server_proc: LiveServer, mode: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with live_server_proc.mcp(mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("no_such_tool", {})
+    assert raised.value.error.code == -32602
+    assert raised.value.error.message == (
+        "Unknown tool: 'no_such_tool'; tools here: ask_question, get_phase_status, submit_lifecycle_event, "
+        "wait_for_answer"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "status", "code", "said"),
+    [
+        ("text/plain", b"{}", 415, -32600, "Content-Type: must be application/json, not text/plain"),
+        (
+            "application/json",
+            b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]',
+            400,
+            -32600,
+            "Invalid Request: a batch (a JSON array of messages) is not served",
+        ),
+        (
+            "application/json",
+            b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask_question", "arguments": "x"}}',
+            200,
+            -32602,
+            "Invalid params: arguments must be an object",
+        ),
+    ],
+)
+async def test_protocol_errors_are_json_rpc_naming_the_field(
+    live_server_proc: LiveServer, content_type: str, body: bytes, status: int, code: int, said: str
+) -> None:
+    headers = {**MCP_HEADERS, **live_server_proc.auth(), "Content-Type": content_type}
+    async with httpx2.AsyncClient(headers=headers) as http:
+        response = await http.post(f"{live_server_proc.url}/mcp", content=body)
+        asked = await live_server_proc.questions()
+    assert response.status_code == status
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert error["message"].startswith(said)
+    assert "pydantic" not in response.text and "validation error" not in response.text
+    assert len(asked) == len(await live_server_proc.questions())

@@ -60,7 +60,7 @@ def test_invalid_json_says_where() -> None:
         (
             b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": [], "method": "ping"}]',
             -32600,
-            "not []",
+            "a batch (a JSON array of messages) is not served",
         ),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "x": NaN}', -32700, "NaN is not a JSON number"),
         (nested(2000).encode(), -32700, "nested too deeply"),
@@ -130,3 +130,27 @@ def test_unstorable_text_is_found_at_any_depth_without_recursion() -> None:
     for _ in range(100_000):
         value = [value]
     assert unstorable({"x": value}) == "x" + ".0" * 100_000 + ": must not contain a NUL character (\\u0000)"
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ('{"name": "ask_question", "arguments": "x"}', "Invalid params: arguments must be an object of the tool's arguments by name, not a string"),
+        ('{"name": "ask_question", "arguments": [1]}', "Invalid params: arguments must be an object of the tool's arguments by name, not an array"),
+        ('{"name": 5, "arguments": {}}', "Invalid params: name must be a string naming the tool to call, not 5"),
+        ('"ask_question"', "Invalid params: params must be an object with the tool's name and its arguments"),
+        ('{"name": "nope", "arguments": {}}', "Unknown tool: 'nope'; tools here: ask_question, get_phase_status"),
+    ],
+)  # fmt: skip
+def test_a_tool_call_the_sdk_cannot_use_is_a_32602_naming_the_field(params: str, said: str) -> None:
+    body = '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": ' + params + "}"
+    problem = jsonrpc_problem(body.encode(), frozenset({"ask_question", "get_phase_status"}))
+    assert problem is not None
+    status, error = problem
+    assert (status, error["id"], error["error"]["code"]) == (200, 3, -32602)
+    assert error["error"]["message"] == said
+
+
+def test_a_known_tool_with_object_arguments_goes_on() -> None:
+    body = b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ask_question", "arguments": {}}}'
+    assert jsonrpc_problem(body, frozenset({"ask_question"})) is None

@@ -128,8 +128,9 @@ class CheckedLines:
     the caller waits for ever; mcpapi.http.jsonrpc_problem words the error as over HTTP.
     """
 
-    def __init__(self, inner: anyio.AsyncFile[str]) -> None:
+    def __init__(self, inner: anyio.AsyncFile[str], tool_names: frozenset[str] | None = None) -> None:
         self._lines: AsyncIterator[str] = aiter(inner)
+        self.tool_names = tool_names
         self.replies: Any = None  # the SDK's write stream, once it is open
 
     def __aiter__(self) -> CheckedLines:
@@ -138,7 +139,7 @@ class CheckedLines:
     async def __anext__(self) -> str:
         while True:
             line = await anext(self._lines)
-            problem = jsonrpc_problem(line.encode("utf-8", errors="surrogatepass"))
+            problem = jsonrpc_problem(line.encode("utf-8", errors="surrogatepass"), self.tool_names)
             if problem is None or self.replies is None:
                 return line
             _status, error = problem
@@ -195,7 +196,7 @@ class Command(BaseCommand):
             # mid-wait) lets each mark its question as left, answerable until the agent is back.
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main.cancel)
             lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, with the tap in between
-            lines = CheckedLines(claim_stdin())
+            lines = CheckedLines(claim_stdin(), frozenset(entry.name for entry in toolsets.tools(sets)))
             async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
                 lines.replies = write_stream
                 await lowlevel.run(CancellationTap(read_stream), write_stream, lowlevel.create_initialization_options())
