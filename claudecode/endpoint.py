@@ -199,7 +199,13 @@ async def _held_approval(
     hold = max(settings.HOOKBRIDGE_APPROVAL_TIMEOUT - (timezone.now() - question.created_at).total_seconds(), 0.0)
     waiting = asyncio.ensure_future(
         wait_for_resolution(
-            question.pk, WaitPolicy(slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE, max_hold=hold, progress_interval=None)
+            question.pk,
+            WaitPolicy(
+                slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE,
+                max_hold=hold,
+                progress_interval=None,
+                leave_when_held_out=False,
+            ),
         )
     )
     leaving = asyncio.ensure_future(_until_disconnect(receive))

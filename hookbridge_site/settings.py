@@ -228,7 +228,10 @@ SERVESTATIC_USE_FINDERS = True
 # Hosts reset their call timeout on a progress notification; some time out after 30 s,
 # SDK clients after 60 s. A first notification goes out at once, then one per interval.
 HOOKBRIDGE_PROGRESS_INTERVAL = required_seconds("HOOKBRIDGE_PROGRESS_INTERVAL", 10.0)
-HOOKBRIDGE_MAX_HOLD = required_seconds("HOOKBRIDGE_MAX_HOLD", 240.0)
+# A call without a progress token waits until answered, as the seed servers' do (the SSE stream's
+# keep-alive comments keep proxies open). Opt in to a hold limit: when it runs out the call returns
+# "still pending" naming the question, and the question is marked as left (its re-attach window starts).
+HOOKBRIDGE_MAX_HOLD = env_seconds("HOOKBRIDGE_MAX_HOLD", None)
 HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
 # How long a question stays answerable after its agent stopped waiting (its own timeout,
 # a dropped connection, a restart): agents usually ask again, and the re-ask gets the answer.

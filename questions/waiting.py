@@ -50,6 +50,9 @@ class WaitPolicy:
     slice_seconds: float
     max_hold: float | None  # None: hold as long as it takes (progress keeps the call alive)
     progress_interval: float | None  # None: the caller asked for no progress
+    # Whether a hold that runs out marks the question as left (its re-attach window starts). An approval
+    # does not: its endpoint answers "no decision" then and times the question out itself.
+    leave_when_held_out: bool = True
 
     @classmethod
     def from_settings(cls, *, with_progress: bool) -> WaitPolicy:
@@ -248,6 +251,9 @@ async def wait_for_resolution(
                     await _time_out(question)
                     continue  # re-read: an answer may have won the race
             if policy.max_hold is not None and waited >= policy.max_hold:
+                if policy.leave_when_held_out:
+                    # The call ends with "still pending": nobody waits on the question until the agent asks again.
+                    await _stopped_waiting(question_id, f"the server's hold limit ran out after {duration(waited)}")
                 return question
 
             if progress is not None and policy.progress_interval is not None:

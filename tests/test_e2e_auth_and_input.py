@@ -330,7 +330,9 @@ async def test_an_unpaired_surrogate_in_tool_arguments_is_refused_by_name(live_s
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_an_unknown_tool_is_a_protocol_error_listing_the_tools_here(live_server_proc: LiveServer, mode: str) -> None:
+async def test_an_unknown_tool_is_a_protocol_error_listing_the_tools_here(
+    live_server_proc: LiveServer, mode: str
+) -> None:
     from mcp.shared.exceptions import MCPError
 
     async with live_server_proc.mcp(mode) as client:

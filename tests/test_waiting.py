@@ -17,8 +17,8 @@ from tokens.models import AgentToken
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
-def policy(**overrides: float | None) -> WaitPolicy:
-    fields: dict[str, float | None] = {
+def policy(**overrides: float | bool | None) -> WaitPolicy:
+    fields: dict[str, float | bool | None] = {
         "slice_seconds": 0.2,
         "max_hold": 10,
         "progress_interval": None,
@@ -131,6 +131,17 @@ async def test_it_gives_back_a_pending_question_when_the_hold_runs_out() -> None
     question = await ask()
     resolved = await asyncio.wait_for(wait_for_resolution(question.pk, policy(max_hold=0.5)), 3)
     assert resolved.status == Status.PENDING
+    # Nobody waits on it now: marked as left, so its re-attach window starts and the dashboards say so.
+    left = await database_sync_to_async(Question.objects.get)(pk=question.pk)
+    assert left.agent_left_at is not None
+    assert left.agent_left_reason.startswith("the server's hold limit ran out")
+
+
+async def test_an_approval_held_out_is_not_marked_as_left() -> None:
+    question = await ask()
+    held = policy(max_hold=0.3, leave_when_held_out=False)
+    await asyncio.wait_for(wait_for_resolution(question.pk, held), 3)
+    assert (await database_sync_to_async(Question.objects.get)(pk=question.pk)).agent_left_at is None
 
 
 async def test_it_times_the_question_out() -> None:
