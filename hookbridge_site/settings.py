@@ -274,6 +274,8 @@ HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60,
 # checks, and the folder they run in (the server's working directory by default).
 HOOKBRIDGE_PLUGINS_DIR = env_directory("HOOKBRIDGE_PLUGINS_DIR", None)
 HOOKBRIDGE_WORKSPACE = env_directory("HOOKBRIDGE_WORKSPACE", Path.cwd().resolve())
+# As han does: also the plugins Claude Code has enabled (its user and workspace settings), beside the folder.
+HOOKBRIDGE_CLAUDE_PLUGINS = env_bool("HOOKBRIDGE_CLAUDE_PLUGINS", True)
 # A hook's default timeout (its config may set its own); the whole process group is killed then.
 HOOKBRIDGE_HOOK_TIMEOUT = required_seconds("HOOKBRIDGE_HOOK_TIMEOUT", 600.0)
 # Output kept per directory of a run (stdout and stderr together); the rest is cut and the cut stated.

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from mcp.types import ToolAnnotations
@@ -121,6 +122,8 @@ class Discovery:
     plugins_dir: Path | None
     hooks: dict[str, Hook] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # Loaded all the same: keys of a config that Hook Bridge does not know, each left out.
+    warnings: list[str] = field(default_factory=list)
 
 
 def _config_path(plugin_root: Path) -> Path | None:
@@ -140,9 +143,41 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _load_plugin(plugin_root: Path, config_path: Path, default_timeout: float) -> list[Hook]:
-    """The plugin's hooks; raises ValueError with the problem when its config is not valid."""
-    plugin = plugin_root.name
+def _drop_unknown_keys(raw: Any, model: type[BaseModel], where: str = "") -> list[str]:
+    """Remove the keys `model` (and the models inside it) does not know from `raw`; their dotted paths."""
+    if not isinstance(raw, dict):
+        return []
+    dropped = []
+    for key in list(raw):
+        path = f"{where}.{key}" if where else str(key)
+        field_info = model.model_fields.get(key)
+        if field_info is None:
+            del raw[key]
+            dropped.append(path)
+            continue
+        inner = field_info.annotation
+        if inner is HookConfig or inner is AnnotationsConfig:
+            dropped += _drop_unknown_keys(raw[key], inner, path)
+        elif model is HanConfig and key == "hooks" and isinstance(raw[key], dict):
+            for name, hook in raw[key].items():
+                dropped += _drop_unknown_keys(hook, HookConfig, f"{path}.{name}")
+    return dropped
+
+
+def _load_plugin(
+    plugin_root: Path,
+    config_path: Path,
+    default_timeout: float,
+    warnings: list[str] | None = None,
+    *,
+    name: str | None = None,
+) -> list[Hook]:
+    """The plugin's hooks; raises ValueError with the problem when its config is not valid.
+
+    Keys it does not know are left out, each noted in `warnings`.
+    """
+    warnings = [] if warnings is None else warnings
+    plugin = name or plugin_root.name
     if not NAME.match(plugin):
         raise ValueError(f"plugin folder name {plugin!r} may hold only letters, digits, '-' and '_'")
     try:
@@ -151,6 +186,10 @@ def _load_plugin(plugin_root: Path, config_path: Path, default_timeout: float) -
         raise ValueError(f"cannot be read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"is not valid JSON: {exc}") from None
+    for unknown in _drop_unknown_keys(raw, HanConfig):
+        # han's configs grow keys of their own over time: one Hook Bridge does not know is not a broken plugin.
+        warnings.append(f"{config_path}: {unknown}: unknown key, ignored")
+        logger.warning("Plugin %s: %s: unknown key in %s, ignored", plugin, unknown, config_path.name)
     try:
         config = HanConfig.model_validate(raw)
     except ValidationError as exc:
@@ -188,28 +227,103 @@ def _load_plugin(plugin_root: Path, config_path: Path, default_timeout: float) -
     return hooks
 
 
-def discover(plugins_dir: Path | None, *, reserved: Iterable[str] = (), default_timeout: float = 600.0) -> Discovery:
-    """Load every plugin under plugins_dir; a plugin whose config is invalid is skipped and reported."""
+def discover(
+    plugins_dir: Path | None,
+    *,
+    reserved: Iterable[str] = (),
+    default_timeout: float = 600.0,
+    more: Iterable[tuple[str, Path]] = (),
+) -> Discovery:
+    """Load every plugin under plugins_dir, then `more` ((name, folder) pairs: Claude Code's enabled plugins).
+
+    A plugin whose config is invalid is skipped and reported; the first of two plugins of one name wins.
+    """
     found = Discovery(plugins_dir)
-    if plugins_dir is None:
-        return found
+    roots: list[tuple[str, Path]] = []
+    if plugins_dir is not None:
+        roots += [(p.name, p) for p in sorted(plugins_dir.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    roots += [(name, root) for name, root in more if name not in {n for n, _ in roots}]
     reserved = set(reserved)
-    for plugin_root in sorted(p for p in plugins_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for name, plugin_root in roots:
         config_path = _config_path(plugin_root)
         if config_path is None:
             continue  # a plugin without checks (skills, commands only)
         try:
-            hooks = _load_plugin(plugin_root, config_path, default_timeout)
+            hooks = _load_plugin(plugin_root, config_path, default_timeout, found.warnings, name=name)
             clashes = [hook.tool_name for hook in hooks if hook.tool_name in reserved or hook.tool_name in found.hooks]
             if clashes:
                 raise ValueError(f"tool name {clashes[0]!r} is already taken by another tool")
         except ValueError as exc:
             message = f"{config_path}: {exc}"
-            logger.error("Skipped plugin %s: %s", plugin_root.name, message)
+            logger.error("Skipped plugin %s: %s", name, message)
             found.errors.append(message)
             continue
         found.hooks.update((hook.tool_name, hook) for hook in hooks)
     return found
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        logger.warning("Could not read %s for Claude Code's plugins: %s", path, exc)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def claude_code_plugins(home: Path, project: Path | None = None) -> list[tuple[str, Path]]:
+    """The plugins Claude Code has enabled, as han finds them: (name, folder) for each one on this disk.
+
+    `enabledPlugins` ("name@marketplace": true) from the user's settings, then the project's and its
+    local settings (a later file wins); each marketplace's folder from known_marketplaces.json (or a
+    local `directory` source in `extraKnownMarketplaces`), and the plugin's folder from the
+    marketplace's own .claude-plugin/marketplace.json, else from Claude Code's plugin cache.
+    """
+    files = [home / ".claude" / "settings.json"]
+    if project is not None:
+        files += [project / ".claude" / "settings.json", project / ".claude" / "settings.local.json"]
+    enabled: dict[str, object] = {}
+    marketplaces: dict[str, Path] = {}
+    for path in files:
+        config = _json_file(path)
+        if isinstance(config.get("enabledPlugins"), dict):
+            enabled.update(config["enabledPlugins"])
+        for market, entry in (config.get("extraKnownMarketplaces") or {}).items():
+            source = entry.get("source") if isinstance(entry, dict) else None
+            if isinstance(source, dict) and source.get("source") == "directory" and isinstance(source.get("path"), str):
+                marketplaces.setdefault(market, (path.parent.parent / source["path"]).resolve())
+    plugins_root = home / ".claude" / "plugins"
+    for market, entry in _json_file(plugins_root / "known_marketplaces.json").items():
+        if isinstance(entry, dict) and isinstance(entry.get("installLocation"), str):
+            marketplaces[market] = Path(entry["installLocation"])
+    found = []
+    for plugin_id, on in enabled.items():
+        name, _, market = plugin_id.partition("@")
+        if on is not True or not name or not market:
+            continue
+        root = _plugin_folder(name, marketplaces.get(market), plugins_root / "cache" / market / name)
+        if root is None:
+            logger.warning("Claude Code's plugin %s is enabled but not found on this disk", plugin_id)
+            continue
+        found.append((name, root))
+    return found
+
+
+def _plugin_folder(name: str, marketplace: Path | None, cache: Path) -> Path | None:
+    if marketplace is not None:
+        listing = _json_file(marketplace / ".claude-plugin" / "marketplace.json").get("plugins") or []
+        for entry in listing:
+            if isinstance(entry, dict) and entry.get("name") == name and isinstance(entry.get("source"), str):
+                folder: Path = (marketplace / entry["source"]).resolve()
+                if folder.is_dir():
+                    return folder
+    # A plugin from elsewhere (a repository, a package) is installed in the cache, one folder per version.
+    versions = (
+        sorted((p for p in cache.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime) if cache.is_dir() else []
+    )
+    return versions[-1] if versions else None
 
 
 @functools.cache
@@ -218,10 +332,12 @@ def discovered() -> Discovery:
 
     A hook may not take the name of one of the MCP server's own tools (runtime.reserved_tool_names).
     """
+    more = claude_code_plugins(Path.home(), settings.HOOKBRIDGE_WORKSPACE) if settings.HOOKBRIDGE_CLAUDE_PLUGINS else []
     result = discover(
         settings.HOOKBRIDGE_PLUGINS_DIR,
         reserved=runtime.reserved_tool_names,
         default_timeout=settings.HOOKBRIDGE_HOOK_TIMEOUT,
+        more=more,
     )
     logger.info("Hooks: %d loaded, %d plugin configs skipped", len(result.hooks), len(result.errors))
     return result

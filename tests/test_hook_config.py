@@ -125,11 +125,9 @@ def test_hans_own_keys_are_accepted(tmp_path: Path) -> None:
         ({"hooks": {"lint": {"command": 12}}}, "hooks.lint.command: Input should be a valid string"),
         ({"hooks": {"lint": {"command": "x", "dirsWith": "package.json"}}}, "hooks.lint.dirsWith: Input should be"),
         ({"hooks": {"lint": {"command": "x", "dirsWith": ["../package.json"]}}}, "is not a file name"),
-        ({"hooks": {"lint": {"command": "x", "unknownProp": 1}}}, "hooks.lint.unknownProp: unknown key"),
         ({"hooks": {"lint": {"command": "x", "timeout": -1}}}, "hooks.lint.timeout: Input should be greater than 0"),
         ({"hooks": {"lint": {"command": "x", "annotations": {"readOnlyHint": "yes"}}}}, "readOnlyHint"),
         ({"hooks": {"bad name": {"command": "x"}}}, "a hook name may hold only"),
-        ({"hooks": {"ask": {"command": "x"}}, "extra": 1}, "extra: unknown key"),
         ({}, "hooks: Field required"),
     ],
 )
@@ -188,3 +186,74 @@ def test_hooks_list_says_when_no_plugins_folder_is_set(settings: Any) -> None:
             call_command("hooks", "list", stdout=StringIO())
     finally:
         discovered.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        ({"hooks": {"lint": {"command": "x", "unknownProp": 1}}}, "hooks.lint.unknownProp"),
+        ({"hooks": {"lint": {"command": "x"}}, "extra": 1}, "extra"),
+        ({"hooks": {"lint": {"command": "x", "annotations": {"color": "red"}}}}, "hooks.lint.annotations.color"),
+    ],
+)
+def test_an_unknown_key_is_a_warning_naming_it_and_the_plugin_still_loads(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, config: Any, key: str
+) -> None:
+    path = plugin(tmp_path, "newer", config)
+    with caplog.at_level(logging.WARNING, logger="hooks.config"):
+        found = discover(tmp_path)
+    assert list(found.hooks) == ["newer_lint"]
+    assert found.errors == []
+    assert found.warnings == [f"{path}: {key}: unknown key, ignored"]
+    assert f"{key}: unknown key" in caplog.text
+
+
+def test_claude_codes_enabled_plugins_are_found_from_its_settings_and_marketplaces(tmp_path: Path) -> None:
+    from hooks.config import claude_code_plugins
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    market = home / ".claude" / "plugins" / "marketplaces" / "team-market"
+    plugin(market / "plugins", "jutsu-biome", {"hooks": {"lint": {"command": "biome check"}}})
+    plugin(market / "plugins", "jutsu-off", {"hooks": {"lint": {"command": "true"}}})
+    (market / ".claude-plugin").mkdir(parents=True)
+    listing = [
+        {"name": "jutsu-biome", "source": "./plugins/jutsu-biome"},
+        {"name": "jutsu-off", "source": "./plugins/jutsu-off"},
+    ]
+    (market / ".claude-plugin" / "marketplace.json").write_text(json.dumps({"name": "team-market", "plugins": listing}))
+    (home / ".claude" / "plugins" / "known_marketplaces.json").write_text(
+        json.dumps({"team-market": {"installLocation": str(market)}})
+    )
+    # Installed from a repository: only in Claude Code's cache, one folder per version.
+    plugin(
+        home / ".claude" / "plugins" / "cache" / "gh-market" / "jutsu-pytest",
+        "1.2.0",
+        {"hooks": {"test": {"command": "pytest"}}},
+    )
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "enabledPlugins": {
+                    "jutsu-biome@team-market": True,
+                    "jutsu-off@team-market": True,
+                    "jutsu-pytest@gh-market": True,
+                }
+            }
+        )
+    )
+    (project / ".claude").mkdir(parents=True)
+    # The project's local settings turn one off again; a later file wins.
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"enabledPlugins": {"jutsu-off@team-market": False}})
+    )
+    found = claude_code_plugins(home, project)
+    assert [name for name, _ in found] == ["jutsu-biome", "jutsu-pytest"]
+    own = tmp_path / "own"
+    plugin(own, "jutsu-mine", {"hooks": {"check": {"command": "true"}}})
+    assert sorted(discover(own, more=found).hooks) == ["jutsu_biome_lint", "jutsu_mine_check", "jutsu_pytest_test"]
+
+
+def test_no_claude_settings_finds_no_plugins(tmp_path: Path) -> None:
+    from hooks.config import claude_code_plugins
+
+    assert claude_code_plugins(tmp_path) == []

@@ -40,20 +40,29 @@ def post(client: Client, question: Question, form: dict[str, str]) -> Any:
     return client.post(f"/questions/{question.pk}/answer", form)
 
 
-def test_multiple_choice_needs_a_selection_and_a_completion_status(
+def test_multiple_choice_needs_a_selection_and_a_known_completion_status(
     logged_in: Client, multiple_choice: Question
 ) -> None:
     nothing = post(logged_in, multiple_choice, {"completionStatus": "done"})
     assert nothing.status_code == 422
     assert "Select at least one option." in nothing.text
-    no_status = post(logged_in, multiple_choice, {"q0-o1": "1"})
-    assert no_status.status_code == 422
-    assert "completionStatus" in no_status.text
+    unknown = post(logged_in, multiple_choice, {"q0-o1": "1", "completionStatus": "later"})
+    assert unknown.status_code == 422
+    assert "completionStatus" in unknown.text
     assert Question.objects.get(pk=multiple_choice.pk).status == Status.PENDING
     assert post(logged_in, multiple_choice, {"q0-o1": "1", "completionStatus": "drill-deeper"}).status_code == 200
     answer = Question.objects.get(pk=multiple_choice.pk).answer
     assert answer.data["answers"][0]["selections"] == [{"option": "b", "comment": None}]
     assert answer.text == "Pick: b\nAsked for more questions."
+
+
+def test_a_multiple_choice_answer_without_a_completion_status_is_done(
+    logged_in: Client, multiple_choice: Question
+) -> None:
+    assert post(logged_in, multiple_choice, {"q0-o1": "1"}).status_code == 200
+    answer = Question.objects.get(pk=multiple_choice.pk).answer
+    assert answer.data["completionStatus"] == "done"
+    assert answer.text == "Pick: b\nDone answering."
 
 
 def test_a_hypothesis_rating_must_be_on_the_scale(logged_in: Client, hypothesis: Question) -> None:

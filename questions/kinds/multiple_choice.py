@@ -69,9 +69,10 @@ class MultipleChoice(StructuredKind):
     form_class = MultipleChoiceForm
 
     def parse_object(self, question: Asked, value: dict[str, Any]) -> Reply:
-        status = value.get("completionStatus")
+        # Optional in Ask-Me's answers: an answer that says nothing more is done.
+        status = value.get("completionStatus") or "done"
         if status not in COMPLETION_INSTRUCTIONS:
-            raise InvalidAnswer("completionStatus", "completionStatus must be 'done' or 'drill-deeper'.")
+            raise InvalidAnswer("completionStatus", "completionStatus must be 'done' or 'drill-deeper' (or left out).")
         given = value.get("answers")
         asked = question.payload["questions"]
         if not isinstance(given, list) or len(given) != len(asked):
