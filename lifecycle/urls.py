@@ -13,4 +13,5 @@ urlpatterns = [
     path("sessions/<uuid:guid>/messages", views.send_message, name="send-message"),
     path("api/sessions", api.session_create, name="api-sessions"),
     path("api/sessions/<uuid:guid>", api.session_detail, name="api-session"),
+    path("api/sessions/<uuid:guid>/messages", api.session_message, name="api-session-messages"),
 ]

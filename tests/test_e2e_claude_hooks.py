@@ -468,3 +468,43 @@ async def test_the_typescript_sdk_waits_past_its_timeout_for_an_approval_and_an_
             break
         await asyncio.sleep(0.05)
     assert (now["status"], now["cancelReason"]) == ("cancelled", "client_cancelled")
+
+
+async def test_a_program_steers_a_session_through_the_api_exactly_as_from_the_page(server: LiveServer) -> None:
+    start = body("UserPromptSubmit")
+    sid = start["session_id"]
+    await hook(server, start)
+    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("answer-bot")) as bot:
+        sent = await bot.post(f"/api/sessions/{sid}/messages", json={"text": "Run the slow tests too"})
+        empty = await bot.post(f"/api/sessions/{sid}/messages", json={"text": "  "})
+    assert sent.status_code == 201, sent.text
+    assert sent.json()["sentBy"] == "answer-bot"
+    assert (empty.status_code, empty.json()["field"]) == (400, "text")
+    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("agent-a")) as agent:
+        # An agent's token may not steer (answer scope), and another agent's session is not there for it.
+        refused = await agent.post(f"/api/sessions/{sid}/messages", json={"text": "x"})
+    assert refused.status_code == 403
+    first = await hook(server, body("PostToolUse", session_id=sid))
+    assert (
+        first.json()["hookSpecificOutput"]["additionalContext"]
+        == "answer-bot (on Hook Bridge) says: Run the slow tests too"
+    )
+    assert (await hook(server, body("PostToolUse", session_id=sid))).json() == {}
+
+
+async def test_a_sessions_events_are_read_newest_first_a_page_at_a_time(server: LiveServer) -> None:
+    start = body("UserPromptSubmit")
+    sid = start["session_id"]
+    await hook(server, start)
+    for _ in range(4):
+        await hook(server, body("PostToolUse", session_id=sid))
+    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("answer-bot")) as bot:
+        first = (await bot.get(f"/api/sessions/{sid}", params={"events_limit": "3"})).json()
+        rest = (await bot.get(first["eventsNext"])).json()
+        bad = await bot.get(f"/api/sessions/{sid}", params={"events_limit": "0"})
+    ids = [event["id"] for event in first["events"] + rest["events"]]
+    assert len(ids) == 5
+    assert ids == sorted(ids, reverse=True)
+    assert {event["guid"] for event in first["events"] + rest["events"]} == {sid}
+    assert rest["eventsNext"] is None
+    assert (bad.status_code, bad.json()["field"]) == (400, "events_limit")
