@@ -26,6 +26,9 @@ from hookbridge_site.local_layer import bus_folder
 logger = logging.getLogger(__name__)
 
 SUFFIX = ".server"
+# What HOOKBRIDGE_PUBLIC_URL is when nobody set it: then a process without a web server of its own
+# (stdio, a management command) names the address the running `serve` took instead.
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 
 
 @dataclass(frozen=True)
@@ -88,3 +91,16 @@ def servers() -> list[Server]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return [server for _, server in sorted(found, key=lambda item: item[0], reverse=True)]
+
+
+def public_url() -> str:
+    """The dashboard's address as people reach it, for every link the server writes.
+
+    HOOKBRIDGE_PUBLIC_URL when it is set (and in `serve`, which sets it to the address it bound);
+    otherwise, in a process with no web server of its own (stdio, `register_claude`), the running
+    `serve`'s address: `serve` takes the first free port from 8000 up, so :8000 was often wrong.
+    """
+    configured: str = settings.HOOKBRIDGE_PUBLIC_URL
+    if configured == DEFAULT_PUBLIC_URL and (running := servers()):
+        return running[0].url
+    return configured

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 from django.conf import settings
 
+from hookbridge_site import presence
 from hookbridge_site.db import database_sync_to_async
 from hookbridge_site.formatting import duration
 from hooks import runner
@@ -119,7 +120,7 @@ def result_text(hook: Hook, run: HookRun, steps: list[HookRunDirectory], markers
             )
     if not run.verbose and len(shown) < len(ran):
         lines += ["", "Output of passing directories is left out; call again with verbose=true to see it."]
-    lines += ["", f"Run {run.pk}: {settings.HOOKBRIDGE_PUBLIC_URL}{run.get_absolute_url()}"]
+    lines += ["", f"Run {run.pk}: {presence.public_url()}{run.get_absolute_url()}"]
     return "\n".join(lines)
 
 

@@ -73,7 +73,7 @@ def outcome(question: Question, tool: str, *, can_wait_for_answer: bool) -> Call
         return json_result(structured, text=spec.result_text(question, answer.text, answer.data))
     if question.status == Status.PENDING:
         message = (
-            f"No answer yet; question {qid} is still pending on the dashboard ({settings.HOOKBRIDGE_PUBLIC_URL}/). "
+            f"No answer yet; question {qid} is still pending on the dashboard ({presence.public_url()}/). "
             + keep_waiting_text(tool, qid, can_wait_for_answer=can_wait_for_answer)
         )
         return _status("pending", question, message, is_error=False)

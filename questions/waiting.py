@@ -35,7 +35,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from hookbridge_site import runtime
+from hookbridge_site import presence, runtime
 from hookbridge_site.db import database_sync_to_async, on_the_read_thread
 from hookbridge_site.formatting import duration
 from questions.models import Question, Status, question_group
@@ -139,7 +139,7 @@ async def _client_ended_the_call(question_id: uuid.UUID, reason: str) -> None:
 
 
 def _where(question_id: uuid.UUID) -> str:
-    return f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question_id}/"
+    return f"{presence.public_url()}/questions/{question_id}/"
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

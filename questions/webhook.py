@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.dispatch import receiver
 
+from hookbridge_site import presence
 from questions import signals
 from questions.models import Question
 
@@ -30,7 +31,7 @@ def message(question: Question) -> dict[str, str]:
     text = str(question.payload.get("title") or question.text)
     if len(text) > 500:
         text = text[:500] + "…"
-    link = f"{settings.HOOKBRIDGE_PUBLIC_URL}/questions/{question.pk}/"
+    link = f"{presence.public_url()}/questions/{question.pk}/"
     return {"text": f"*{question.asker_name}* asks: {text}\nAnswer it here: {link}"}
 
 

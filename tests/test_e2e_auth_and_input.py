@@ -358,7 +358,8 @@ async def test_an_unknown_tool_is_a_protocol_error_listing_the_tools_here(
         ),
         (
             "application/json",
-            b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask_question", "arguments": "x"}}',
+            b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", '
+            b'"params": {"name": "ask_question", "arguments": "x"}}',
             200,
             -32602,
             "Invalid params: arguments must be an object",
@@ -377,5 +378,6 @@ async def test_protocol_errors_are_json_rpc_naming_the_field(
     error = response.json()["error"]
     assert error["code"] == code
     assert error["message"].startswith(said)
-    assert "pydantic" not in response.text and "validation error" not in response.text
+    assert "pydantic" not in response.text
+    assert "validation error" not in response.text
     assert len(asked) == len(await live_server_proc.questions())

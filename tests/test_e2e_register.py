@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -54,7 +55,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def start_serve(database: LiveServer, home: Path, project: Path, port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # noqa: ASYNC220 - started once, before the test awaits anything
         [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port), "--no-bootstrap", "--register"],
         cwd=project, env={**database.env, "HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -193,7 +194,7 @@ def test_stdio_removes_its_entry_on_sigterm(database: LiveServer, home: Path, tm
     project = tmp_path / "repo"
     project.mkdir()
     params = stdio_params(database, home, project, "--register")
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # noqa: ASYNC220 - started once, before the test awaits anything
         [params.command, *params.args], cwd=params.cwd, env=params.env,
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -204,3 +205,76 @@ def test_stdio_removes_its_entry_on_sigterm(database: LiveServer, home: Path, tm
         process.send_signal(signal.SIGTERM)
         _, errors = process.communicate(timeout=20)
     assert (home / ".claude.json").read_text() == ORIGINAL, errors.decode()[-2000:]
+
+
+async def test_registration_and_stdio_links_name_the_running_serves_port_not_8000(
+    database: LiveServer, home: Path, tmp_path: Path
+) -> None:
+    """`serve` took a port other than 8000: every link and registration made beside it names that port."""
+    project = tmp_path / "repo"
+    project.mkdir()
+    port = free_port()
+    assert port != 8000
+    process = subprocess.Popen(  # noqa: ASYNC220 - started once, before the test awaits anything
+        [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port), "--no-bootstrap"],
+        cwd=project, env={**database.env, "HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    env = {**database.env, "HOME": str(home)}
+
+    def register(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), "register_claude", "--project", str(project), *args],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    def entry() -> dict[str, Any]:
+        return dict(
+            json.loads((home / ".claude.json").read_text())["projects"][str(project)]["mcpServers"]["hookbridge"]
+        )
+
+    try:
+        page = login_page_once_up(port)
+        assert page is not None
+        assert page.status_code == 200
+        register()
+        first = entry()
+        assert first["url"] == f"http://127.0.0.1:{port}/mcp"
+        register()
+        assert entry()["headers"] == first["headers"], "a re-run mints no new token"
+        hooks = register("--hooks", "--settings-file", str(tmp_path / "settings.json"))
+        assert f"http://127.0.0.1:{port}/hooks/claude" in (tmp_path / "settings.json").read_text()
+        assert first["headers"]["Authorization"].removeprefix("Bearer ") in hooks, "the hooks reuse the same token"
+        register("--url", "http://example.test:9000")
+        assert entry()["url"] == "http://example.test:9000/mcp", "--url is the server's base URL"
+        # stdio beside it: the pending text (and the progress messages) name the running serve's address.
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[str(ROOT / "manage.py"), "mcp_stdio", "--no-open"],
+            env={**env, "HOOKBRIDGE_MAX_HOLD": "1"},
+            cwd=str(project),
+        )
+        progress: list[str] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append(message or "")
+
+        with (tmp_path / "stdio.log").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                # Without a progress token the hold (1 s here) runs out and the text says where to answer.
+                pending = await client.call_tool("ask_question", {"question": "Which port, no progress?"})
+                waiting = asyncio.create_task(
+                    client.call_tool("ask_question", {"question": "Which port?"}, progress_callback=on_progress)
+                )
+                for _ in range(100):
+                    if progress:
+                        break
+                    await asyncio.sleep(0.1)
+                waiting.cancel()
+        assert progress, "no progress message came"
+        assert f"http://127.0.0.1:{port}/questions/" in progress[0]
+        assert f"http://127.0.0.1:{port}/" in str(pending.content)
+        assert ":8000" not in str(pending.content) + " ".join(progress)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=20)

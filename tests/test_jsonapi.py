@@ -135,8 +135,8 @@ def test_unstorable_text_is_found_at_any_depth_without_recursion() -> None:
 @pytest.mark.parametrize(
     ("params", "said"),
     [
-        ('{"name": "ask_question", "arguments": "x"}', "Invalid params: arguments must be an object of the tool's arguments by name, not a string"),
-        ('{"name": "ask_question", "arguments": [1]}', "Invalid params: arguments must be an object of the tool's arguments by name, not an array"),
+        ('{"name": "ask_question", "arguments": "x"}', "Invalid params: arguments must be an object of the tool's arguments by name, not a string"),  # noqa: E501
+        ('{"name": "ask_question", "arguments": [1]}', "Invalid params: arguments must be an object of the tool's arguments by name, not an array"),  # noqa: E501
         ('{"name": 5, "arguments": {}}', "Invalid params: name must be a string naming the tool to call, not 5"),
         ('"ask_question"', "Invalid params: params must be an object with the tool's name and its arguments"),
         ('{"name": "nope", "arguments": {}}', "Unknown tool: 'nope'; tools here: ask_question, get_phase_status"),

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from hookbridge_site import presence
 from mcpapi import claude_config
 from tokens.models import AgentToken
 
@@ -20,8 +20,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", default=str(Path.cwd()), help="the project folder (default: here)")
         parser.add_argument("--name", default="hookbridge", help="the server's name in Claude Code")
-        parser.add_argument("--url", default=f"{settings.HOOKBRIDGE_PUBLIC_URL}/mcp")
-        parser.add_argument("--token", default="", help="an existing agent token (default: create one)")
+        parser.add_argument(
+            "--url",
+            default=None,
+            help="the server's base URL, as people reach it (default: the running `serve`'s address, or "
+            "HOOKBRIDGE_PUBLIC_URL); the MCP endpoint is <url>/mcp and the hooks' <url>/hooks/claude",
+        )
+        parser.add_argument(
+            "--token",
+            default="",
+            help="an agent token (default: the one this project's registration already has, else a new one)",
+        )
         parser.add_argument("--config", default=None, help="the file to write (default: ~/.claude.json)")
         parser.add_argument("--print", action="store_true", help="print the .mcp.json entry and claude mcp add line")
         hooks = parser.add_argument_group("Claude Code's hooks (--hooks): approvals, live sessions, messages")
@@ -47,25 +56,28 @@ class Command(BaseCommand):
             self.register_hooks(options)
             return
         project = str(Path(options["project"]).resolve())
-        token = options["token"]
-        if not token:
-            _, token = AgentToken.issue(f"claude-code ({Path(project).name})")
-        entry = {"type": "http", "url": options["url"], "headers": {"Authorization": f"Bearer {token}"}}
-        if options["print"]:
-            self.stdout.write(json.dumps({"mcpServers": {options["name"]: entry}}, indent=2))
-            self.stdout.write(
-                f"claude mcp add --transport http {options['name']} {options['url']} "
-                f'--header "Authorization: Bearer {token}"'
-            )
-            return
         path = Path(options["config"]) if options["config"] else claude_config.default_path()
         try:
             data = claude_config.load(path)
+        except claude_config.ConfigError as exc:
+            raise CommandError(str(exc)) from None
+        token = options["token"] or registered_token(data, project, options["name"])
+        if not token:
+            _, token = AgentToken.issue(f"claude-code ({Path(project).name})")
+        url = mcp_url(options)
+        entry = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
+        if options["print"]:
+            self.stdout.write(json.dumps({"mcpServers": {options["name"]: entry}}, indent=2))
+            self.stdout.write(
+                f'claude mcp add --transport http {options["name"]} {url} --header "Authorization: Bearer {token}"'
+            )
+            return
+        try:
             claude_config.add_server(data, project, options["name"], entry)
         except claude_config.ConfigError as exc:
             raise CommandError(str(exc)) from None
         claude_config.save(path, data)
-        self.stdout.write(f"Registered '{options['name']}' ({options['url']}) for {project} in {path}.")
+        self.stdout.write(f"Registered '{options['name']}' ({url}) for {project} in {path}.")
         self.stdout.write("Restart Claude Code to pick up the change.")
 
     def register_hooks(self, options: dict[str, Any]) -> None:
@@ -88,9 +100,19 @@ class Command(BaseCommand):
             path.parent.mkdir(parents=True, exist_ok=True)
             claude_config.save(path, data)
         self.stdout.write(f"Hooks to {url} for {', '.join(added) or 'no new events (already there)'} in {path}.")
+        project = str(Path(options["project"]).resolve())
         token = options["token"]
         if not token:
-            _, token = AgentToken.issue(f"claude-code hooks ({Path(options['project']).resolve().name})")
+            # The token of this project's MCP registration, if it has one: the same agent, and no new token a run.
+            try:
+                mcp_config = claude_config.load(
+                    Path(options["config"]) if options["config"] else claude_config.default_path()
+                )
+            except claude_config.ConfigError:
+                mcp_config = {}
+            token = registered_token(mcp_config, project, options["name"])
+        if not token:
+            _, token = AgentToken.issue(f"claude-code hooks ({Path(project).name})")
         # The token goes to the person, never into the file: a settings file is often committed.
         self.stdout.write(
             f"Before starting Claude Code, set the token it sends:\n  export {options['token_env']}={token}"
@@ -103,8 +125,27 @@ def hooks_settings_path(options: dict[str, Any]) -> Path:
     return claude_config.settings_path(Path(options["project"]).resolve(), options["scope"])
 
 
+def base_url(options: dict[str, Any]) -> str:
+    """--url as the server's base URL; one that names an MCP endpoint (…/mcp, …/mcp/<sets>) counts as its server's."""
+    url = (options.get("url") or presence.public_url()).rstrip("/")
+    return url[: -len("/mcp")] if url.endswith("/mcp") else url.split("/mcp/")[0]
+
+
+def mcp_url(options: dict[str, Any]) -> str:
+    """The MCP endpoint: <base>/mcp, or the tool sets' endpoint a --url named."""
+    url = (options.get("url") or "").rstrip("/")
+    return url if "/mcp/" in url else f"{base_url(options)}/mcp"
+
+
 def hooks_url(options: dict[str, Any]) -> str:
-    """The hook endpoint beside the --url's MCP endpoint."""
-    base = options["url"].rstrip("/")
-    base = base[: -len("/mcp")] if base.endswith("/mcp") else base.split("/mcp/")[0]
-    return f"{base}/hooks/claude"
+    """The hook endpoint of the server --url names."""
+    return f"{base_url(options)}/hooks/claude"
+
+
+def registered_token(data: dict[str, Any], project: str, name: str) -> str:
+    """The agent token this project's entry already sends, if it is still an active agent token; else ""."""
+    entry = data.get("projects", {}).get(project, {}).get("mcpServers", {}).get(name, {})
+    header = entry.get("headers", {}).get("Authorization", "") if isinstance(entry, dict) else ""
+    token = header.removeprefix("Bearer ").strip() if isinstance(header, str) else ""
+    known = AgentToken.authenticate(token) if token else None
+    return token if known is not None and known.scope == "agent" else ""

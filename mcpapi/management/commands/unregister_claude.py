@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcpapi import claude_config
@@ -22,7 +21,11 @@ class Command(BaseCommand):
         parser.add_argument("--hooks", action="store_true", help="remove the hooks register_claude --hooks wrote")
         parser.add_argument("--scope", choices=["local", "project", "user"], default="local")
         parser.add_argument("--settings-file", default=None)
-        parser.add_argument("--url", default=f"{settings.HOOKBRIDGE_PUBLIC_URL}/mcp")
+        parser.add_argument(
+            "--url",
+            default=None,
+            help="the server's base URL (default: the running `serve`'s, or HOOKBRIDGE_PUBLIC_URL)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["hooks"]:
