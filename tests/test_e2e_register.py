@@ -55,7 +55,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def start_serve(database: LiveServer, home: Path, project: Path, port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(  # noqa: ASYNC220 - started once, before the test awaits anything
+    process = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "serve", "--port", str(port), "--no-bootstrap", "--register"],
         cwd=project, env={**database.env, "HOME": str(home)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -194,7 +194,7 @@ def test_stdio_removes_its_entry_on_sigterm(database: LiveServer, home: Path, tm
     project = tmp_path / "repo"
     project.mkdir()
     params = stdio_params(database, home, project, "--register")
-    process = subprocess.Popen(  # noqa: ASYNC220 - started once, before the test awaits anything
+    process = subprocess.Popen(
         [params.command, *params.args], cwd=params.cwd, env=params.env,
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
