@@ -29,13 +29,13 @@ from starlette.types import Receive, Scope, Send
 from claudecode import events, policy, service
 from claudecode.events import BadHookBody, HookCall
 from claudecode.models import CompiledRule
-from hookbridge_site import jsonapi, runtime
+from hookbridge_site import jsonapi
 from hookbridge_site.asgi_io import header, read_body, send_json
 from hookbridge_site.db import database_sync_to_async
-from hookbridge_site.limits import OverLimit, holding
+from hookbridge_site.limits import OverLimit
 from lifecycle.models import AgentSession, SessionTaken
 from questions.models import Question, RateLimited, Status
-from questions.waiting import WaitPolicy, wait_for_resolution
+from questions.waiting import WaitPolicy, wait_for_resolution, waiting_slot
 from tokens import cache as token_cache
 from tokens.auth import parse_bearer
 from tokens.models import AgentToken
@@ -169,13 +169,7 @@ async def _until_disconnect(receive: Receive) -> None:
 async def _approval(call: HookCall, token: AgentToken, session: AgentSession, receive: Receive, send: Send) -> None:
     """A person decides: the card goes up, the request is held until a decision, the host leaves, or time runs out."""
     try:
-        with holding(
-            runtime.waiting_per_token,
-            token.pk,
-            limit=settings.HOOKBRIDGE_MAX_WAITING_PER_TOKEN,
-            what="approvals waiting for a person with this token",
-            setting="HOOKBRIDGE_MAX_WAITING_PER_TOKEN",
-        ):
+        with waiting_slot(token.pk, what="approvals waiting for a person with this token"):
             await _held_approval(call, token, session, receive, send)
     except OverLimit as exc:  # raised only on the way in, before the card is written
         await send_json(send, 429, {"error": str(exc)})

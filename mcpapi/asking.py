@@ -20,8 +20,9 @@ from mcp.types import CallToolResult, TextContent
 
 from hookbridge_site import presence, runtime
 from hookbridge_site.db import database_sync_to_async
-from hookbridge_site.limits import OverLimit, holding
+from hookbridge_site.limits import OverLimit
 from mcpapi import calls
+from questions import waiting
 from questions.models import CancelReason, Kind, Question, RateLimited, Status
 from questions.waiting import WaitPolicy, wait_for_resolution
 from tokens.models import AgentToken
@@ -206,13 +207,7 @@ def waiting_slot(asker: AgentToken | None) -> Iterator[None]:
         yield
         return
     try:
-        with holding(
-            runtime.waiting_per_token,
-            asker.pk,
-            limit=settings.HOOKBRIDGE_MAX_WAITING_PER_TOKEN,
-            what="calls waiting for a person with this token",
-            setting="HOOKBRIDGE_MAX_WAITING_PER_TOKEN",
-        ):
+        with waiting.waiting_slot(asker.pk, what="calls waiting for a person with this token"):
             yield
     except OverLimit as exc:  # raised only on the way in: the body never takes a second slot
         raise ToolError(str(exc)) from None

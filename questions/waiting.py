@@ -27,6 +27,7 @@ import logging
 import re
 import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,7 @@ from django.utils import timezone
 from hookbridge_site import presence, runtime
 from hookbridge_site.db import database_sync_to_async, on_the_read_thread
 from hookbridge_site.formatting import duration
+from hookbridge_site.limits import holding
 from questions.models import Question, Status, question_group
 
 logger = logging.getLogger(__name__)
@@ -61,6 +63,19 @@ class WaitPolicy:
             max_hold=None if with_progress else settings.HOOKBRIDGE_MAX_HOLD,
             progress_interval=settings.HOOKBRIDGE_PROGRESS_INTERVAL if with_progress else None,
         )
+
+
+def waiting_slot(token_id: int, *, what: str) -> AbstractContextManager[None]:
+    """One of the token's HOOKBRIDGE_MAX_WAITING_PER_TOKEN waiting calls in this process, taken before anything
+    is written; raises OverLimit naming the setting. Every way of asking (MCP tools, Claude Code's approvals) counts.
+    """
+    return holding(
+        runtime.waiting_per_token,
+        token_id,
+        limit=settings.HOOKBRIDGE_MAX_WAITING_PER_TOKEN,
+        what=what,
+        setting="HOOKBRIDGE_MAX_WAITING_PER_TOKEN",
+    )
 
 
 def slice_for(base: float, waiting: int, rereads_per_second: float) -> float:

@@ -254,10 +254,10 @@ async def test_registration_and_stdio_links_name_the_running_serves_port_not_800
             env={**env, "HOOKBRIDGE_MAX_HOLD": "1"},
             cwd=str(project),
         )
-        progress: list[str] = []
+        said: list[str] = []
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            progress.append(message or "")
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            said.append(message or "")
 
         with (tmp_path / "stdio.log").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
@@ -267,14 +267,14 @@ async def test_registration_and_stdio_links_name_the_running_serves_port_not_800
                     client.call_tool("ask_question", {"question": "Which port?"}, progress_callback=on_progress)
                 )
                 for _ in range(100):
-                    if progress:
+                    if said:
                         break
                     await asyncio.sleep(0.1)
                 waiting.cancel()
-        assert progress, "no progress message came"
-        assert f"http://127.0.0.1:{port}/questions/" in progress[0]
+        assert said, "no progress message came"
+        assert f"http://127.0.0.1:{port}/questions/" in said[0]
         assert f"http://127.0.0.1:{port}/" in str(pending.content)
-        assert ":8000" not in str(pending.content) + " ".join(progress)
+        assert ":8000" not in str(pending.content) + " ".join(said)
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=20)
