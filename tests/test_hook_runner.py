@@ -213,8 +213,14 @@ async def test_a_failing_listener_stops_hearing_but_the_command_finishes(tmp_pat
     assert result.output_bytes == 200000 + 1999 + len("done\n")  # fold adds no newline at the end
 
 
-@pytest.mark.parametrize("directory", ["x" * 300, "app/" + "é" * 200, "loop"])
+@pytest.mark.parametrize("directory", ["x" * 300, "app/" + "é" * 200])
 def test_a_directory_the_file_system_refuses_is_refused_naming_directory(workspace: Path, directory: str) -> None:
-    (workspace / "loop").symlink_to(workspace / "loop")
-    with pytest.raises(Refused, match=r"^directory: .* cannot be used: "):
+    with pytest.raises(Refused, match=r"^directory: .* cannot be used: File name too long"):
         resolve_target(workspace, directory)
+
+
+def test_a_loop_of_links_is_refused_naming_directory(workspace: Path) -> None:
+    # Python 3.11 raises while resolving the loop, 3.13 resolves it to a path that is no folder: refused either way.
+    (workspace / "loop").symlink_to(workspace / "loop")
+    with pytest.raises(Refused, match=r"^directory: 'loop' (cannot be used: |is not a folder)"):
+        resolve_target(workspace, "loop")
