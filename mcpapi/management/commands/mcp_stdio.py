@@ -147,6 +147,10 @@ class CheckedLines:
             await self.replies.send(SessionMessage(jsonrpc_message_adapter.validate_python(error)))
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
 class Command(BaseCommand):
     help = "Serve the MCP tools over stdio (for clients that only speak stdio)."
 
@@ -203,6 +207,9 @@ class Command(BaseCommand):
 
         registration = None
         if options["register"]:
+            # A SIGTERM after the entry is written but before the loop takes the signal over would kill the
+            # process with the entry left behind: until then it ends the command through the `finally` below.
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)
             try:
                 registration = claude_config.register_here(
                     options["register_name"], stdio_entry(options["toolsets"], token)
