@@ -20,7 +20,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from hookbridge_site import broadcast
-from hookbridge_site.limits import fit, size_of
+from hookbridge_site.limits import fit, size_of, with_list
 from lifecycle import signals as lifecycle_signals
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 from questions import signals as question_signals
@@ -41,22 +41,32 @@ def message(kind: str, **fields: Any) -> str:
 def queued() -> str:
     """The oldest pending questions that fit in one message, how many wait in all, and where the rest are."""
     pending = Question.objects.pending().select_related("session").order_by("created_at", "pk")
-    rendered, taken = fit(
-        pending[: settings.HOOKBRIDGE_QUEUE_PAGE], lambda question: json.dumps(event_data(question), ensure_ascii=False)
-    )
+    rendered, taken = fit(pending[: settings.HOOKBRIDGE_QUEUE_PAGE], question_json)
     total = pending.count()
     head = message("questions-queued", total=total, more=total - taken, next=QUEUE_API if total > taken else None)
-    # The list is joined in as rendered: each question was serialised once, to measure it.
-    return head[:-1] + ', "questions": [' + ", ".join(rendered) + "]}"
+    return with_list(head, "questions", rendered)
 
 
-def event_data(question: Question) -> dict[str, Any]:
-    """A question in the JSON API's shape, cut to its ids when it alone would pass one message's size."""
+def question_json(question: Question) -> str:
+    """A question in the JSON API's shape, serialised once; cut to its ids when it alone would pass ITEM_MAX_BYTES."""
     data = question_data(question)
-    if size_of(json.dumps(data, ensure_ascii=False)) > ITEM_MAX_BYTES:
-        keep = ("id", "kind", "asker", "status", "createdAt", "resolvedAt", "session", "agentWaiting", "answer")
-        data = {key: data[key] for key in keep} | {"truncated": True, "question": question.short_title}
-    return data
+    text = json.dumps(data, ensure_ascii=False)
+    if len(text) > ITEM_MAX_BYTES // 4 and size_of(text) > ITEM_MAX_BYTES:
+        text = json.dumps(cut_down(question, data), ensure_ascii=False)
+    return text
+
+
+def cut_down(question: Question, data: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "kind", "asker", "status", "createdAt", "resolvedAt", "session", "agentWaiting", "answer")
+    return {key: data[key] for key in keep} | {"truncated": True, "question": question.short_title}
+
+
+def question_message(kind: str, question: Question, data: dict[str, Any], **fields: Any) -> str:
+    """A message that carries `question`: built once, and again with the question cut down only when too large."""
+    text = message(kind, question=data, **fields)
+    if len(text) > ITEM_MAX_BYTES // 4 and size_of(text) > ITEM_MAX_BYTES:
+        text = message(kind, question=cut_down(question, data), **fields)
+    return text
 
 
 def lifecycle_data(event: LifecycleEvent) -> dict[str, Any]:
@@ -77,14 +87,16 @@ def _send(text: str) -> None:
 @receiver(question_signals.question_asked)
 def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: Any) -> None:
     # new=False: a question that was cancelled is pending again (its agent asked again).
-    _send(message("question-received", questionId=str(question.pk), new=new, question=event_data(question)))
+    _send(
+        question_message("question-received", question, question_data(question), questionId=str(question.pk), new=new)
+    )
 
 
 @receiver(question_signals.question_resolved)
 def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
     question = Question.as_resolved(question_id, answer)
-    data = event_data(question)
-    fields: dict[str, Any] = {"questionId": data["id"], "question": data}
+    data = question_data(question)
+    fields: dict[str, Any] = {"questionId": data["id"]}
     if question.status == Status.ANSWERED:
         kind = "question-answered"
         fields["answer"] = data["answer"]
@@ -95,7 +107,7 @@ def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None
         fields["reason"] = question.cancel_reason
         if question.cancel_reason == CancelReason.DISMISSED:
             fields["dismissedBy"] = question.dismissed_by
-    _send(message(kind, **fields))
+    _send(question_message(kind, question, data, **fields))
 
 
 @receiver(question_signals.question_claimed)
@@ -116,7 +128,7 @@ def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None
 def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     """The agent stopped waiting on a pending question, or came back (the question's agentWaiting)."""
     question = Question.objects.get(pk=question_id)
-    _send(message("question-updated", questionId=str(question.pk), question=event_data(question)))
+    _send(question_message("question-updated", question, question_data(question), questionId=str(question.pk)))
 
 
 @receiver(question_signals.questions_changed)

@@ -116,7 +116,11 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         # A frame over daphne's limit closes the socket with 1011, and the page would reconnect into
         # the same state forever: what is built for a socket fits (hookbridge_site.limits), and anything
         # that still would not is dropped here, loudly, rather than taking every dashboard down.
-        size = size_of(text_data) if text_data is not None else len(bytes_data or b"")
+        # Every push goes through here, once per socket: only text that could be over the limit is encoded.
+        if text_data is not None:
+            size = size_of(text_data) if len(text_data) > MAX_MESSAGE_BYTES // 4 else len(text_data)
+        else:
+            size = len(bytes_data or b"")
         if size > MAX_MESSAGE_BYTES:
             logger.error(
                 "Not sent to %s: a %d-byte message is over the %d-byte limit",

@@ -42,6 +42,12 @@ def fit(items: Iterable[T], render: Callable[[T], str], *, budget: int = LIST_BU
     return rendered, len(rendered)
 
 
+def with_list(head: str, key: str, rendered: list[str]) -> str:
+    """The JSON object `head` (as text) with `key` set to the list of items `fit` rendered, each serialised once."""
+    separator = "" if head == "{}" else ", "
+    return f'{head[:-1]}{separator}"{key}": [{", ".join(rendered)}]}}'
+
+
 class OverLimit(Exception):
     """A caller already holds as many of something as a setting allows; the message names the setting."""
 

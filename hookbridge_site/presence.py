@@ -101,6 +101,8 @@ def public_url() -> str:
     `serve`'s address: `serve` takes the first free port from 8000 up, so :8000 was often wrong.
     """
     configured: str = settings.HOOKBRIDGE_PUBLIC_URL
-    if configured == DEFAULT_PUBLIC_URL and (running := servers()):
+    # A web server (a daphne worker) never reads the folder: it is its own address, and this runs on its loop.
+    without_web_server = runtime.stdio or runtime.server_loop is None
+    if configured == DEFAULT_PUBLIC_URL and without_web_server and (running := servers()):
         return running[0].url
     return configured

@@ -242,7 +242,8 @@ def discover(
     roots: list[tuple[str, Path]] = []
     if plugins_dir is not None:
         roots += [(p.name, p) for p in sorted(plugins_dir.iterdir()) if p.is_dir() and not p.name.startswith(".")]
-    roots += [(name, root) for name, root in more if name not in {n for n, _ in roots}]
+    taken = {name for name, _ in roots}
+    roots += [(name, root) for name, root in more if name not in taken]
     reserved = set(reserved)
     for name, plugin_root in roots:
         config_path = _config_path(plugin_root)

@@ -7,12 +7,12 @@ import uuid
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from hookbridge_site.jsonapi import json_error, object_body
-from hookbridge_site.limits import fit
+from hookbridge_site.limits import fit, with_list
 from lifecycle.forms import MAX_MESSAGE
 from lifecycle.models import AgentSession, SessionEvent, SessionMessage, SessionTaken
 from tokens.auth import TokenRequest, token_required
@@ -61,7 +61,7 @@ EVENTS_PAGE, MAX_EVENTS_PAGE = 50, 500
 @csrf_exempt
 @require_http_methods(["GET", "HEAD", "DELETE"])
 @token_required(Scope.AGENT, Scope.ANSWER)
-def session_detail(request: TokenRequest, guid: uuid.UUID) -> JsonResponse:
+def session_detail(request: TokenRequest, guid: uuid.UUID) -> HttpResponse:
     """The session's state and its events, newest first, a page at a time (`events_before`, `events_limit`)."""
     token = request.agent_token
     session = AgentSession.objects.filter(pk=guid).first()
@@ -86,13 +86,13 @@ def session_detail(request: TokenRequest, guid: uuid.UUID) -> JsonResponse:
     # A page also ends before it would pass one message's size.
     shown, taken = fit(page[:limit], lambda event: json.dumps(event_data(event), cls=DjangoJSONEncoder))
     body = session.as_dict()
-    body["events"] = [json.loads(text) for text in shown]
     body["eventsNext"] = None
     if len(page) > taken:
         query = request.GET.copy()
         query["events_before"] = str(page[taken - 1].pk)
         body["eventsNext"] = f"{request.path}?{query.urlencode()}"
-    return JsonResponse(body)
+    text = with_list(json.dumps(body, cls=DjangoJSONEncoder), "events", shown)
+    return HttpResponse(text, content_type="application/json")
 
 
 def event_data(event: SessionEvent) -> dict[str, Any]:

@@ -226,77 +226,49 @@ async def ask_and_wait(
     key: str | None = None,
 ) -> CallToolResult:
     asker, asker_name = caller()
+    # A slot of the token's waiting calls, taken before anything is written.
     with waiting_slot(asker):
-        return await _ask_and_wait(
-            ctx,
-            asker,
-            asker_name,
-            tool=tool,
-            kind=kind,
-            text=text,
-            options=options,
-            allow_free_text=allow_free_text,
-            payload=payload,
-            timeout=timeout,
-            key=key,
+        request_id = str(ctx.request_id) if asker is not None else ""
+        listening = await listen_for_cancel(asker, request_id)
+        writing = asyncio.ensure_future(
+            database_sync_to_async(Question.ask)(
+                asker=asker,
+                asker_name=asker_name,
+                text=text,
+                options=options or [],
+                allow_free_text=allow_free_text,
+                kind=kind,
+                payload=payload or {},
+                timeout_seconds=timeout,
+                key=key,
+            )
         )
-
-
-async def _ask_and_wait(
-    ctx: Context,
-    asker: AgentToken | None,
-    asker_name: str,
-    *,
-    tool: str,
-    kind: Kind,
-    text: str,
-    options: list[dict[str, Any]] | None,
-    allow_free_text: bool,
-    payload: dict[str, Any] | None,
-    timeout: float | None,
-    key: str | None,
-) -> CallToolResult:
-    request_id = str(ctx.request_id) if asker is not None else ""
-    listening = await listen_for_cancel(asker, request_id)
-    writing = asyncio.ensure_future(
-        database_sync_to_async(Question.ask)(
-            asker=asker,
-            asker_name=asker_name,
-            text=text,
-            options=options or [],
-            allow_free_text=allow_free_text,
-            kind=kind,
-            payload=payload or {},
-            timeout_seconds=timeout,
-            key=key,
-        )
-    )
-    runtime.asks_in_flight.add(writing)
-    try:
-        question, reattached = await asyncio.shield(writing)
-        logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
-        note = None if reattached else await open_dashboard_if_unwatched(question)
+        runtime.asks_in_flight.add(writing)
+        try:
+            question, reattached = await asyncio.shield(writing)
+            logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
+            note = None if reattached else await open_dashboard_if_unwatched(question)
+            if note:
+                # At once, not only in the result: as progress to a client that asked for it, else as a log message.
+                if has_progress_token(ctx):
+                    await ctx.report_progress(0, None, note)
+                else:
+                    await ctx.warning(note)
+        except RateLimited as exc:
+            runtime.asks_in_flight.discard(writing)
+            await stop_listening(asker, request_id, listening)
+            raise ToolError(str(exc)) from None
+        except Exception:
+            runtime.asks_in_flight.discard(writing)
+            await stop_listening(asker, request_id, listening)
+            raise
+        except asyncio.CancelledError:
+            await _left_behind(writing)
+            await stop_listening(asker, request_id, listening)
+            raise
+        # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
+        runtime.asks_in_flight.discard(writing)
+        result = await wait(question, ctx, asker, tool, channel=listening)
         if note:
-            # At once, not only in the result: as progress to a client that asked for it, else as a log message.
-            if has_progress_token(ctx):
-                await ctx.report_progress(0, None, note)
-            else:
-                await ctx.warning(note)
-    except RateLimited as exc:
-        runtime.asks_in_flight.discard(writing)
-        await stop_listening(asker, request_id, listening)
-        raise ToolError(str(exc)) from None
-    except Exception:
-        runtime.asks_in_flight.discard(writing)
-        await stop_listening(asker, request_id, listening)
-        raise
-    except asyncio.CancelledError:
-        await _left_behind(writing)
-        await stop_listening(asker, request_id, listening)
-        raise
-    # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
-    runtime.asks_in_flight.discard(writing)
-    result = await wait(question, ctx, asker, tool, channel=listening)
-    if note:
-        result.content.append(TextContent(type="text", text=note))
-    return result
+            result.content.append(TextContent(type="text", text=note))
+        return result

@@ -366,9 +366,7 @@ def _tool_call_problem(params: Any, tool_names: Collection[str] | None) -> str |
         return f"Invalid params: name must be a string naming the tool to call, not {json.dumps(name)[:40]}"
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
-        kind = "an array" if isinstance(arguments, list) else f"a {type(arguments).__name__}"
-        if isinstance(arguments, str):
-            kind = "a string"
+        kind = {str: "a string", list: "an array", bool: "a boolean"}.get(type(arguments), "a number")
         return f"Invalid params: arguments must be an object of the tool's arguments by name, not {kind}"
     if tool_names is not None and name not in tool_names:
         return f"Unknown tool: {name[:100]!r}; tools here: {', '.join(sorted(tool_names))}"

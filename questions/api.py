@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
 from hookbridge_site.jsonapi import json_error, object_body
-from hookbridge_site.limits import fit
+from hookbridge_site.limits import fit, with_list
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 from questions.queue import decode_cursor, encode_cursor
 from questions.serializers import question_data
@@ -56,8 +56,9 @@ def question_list(request: TokenRequest) -> HttpResponse:
         query = request.GET.copy()
         query["cursor"] = encode_cursor(page[taken - 1])
         next_url = f"{request.path}?{query.urlencode()}"
-    body = '{"questions": [' + ", ".join(rendered) + '], "next": ' + json.dumps(next_url) + "}"
-    return HttpResponse(body, content_type="application/json")
+    return HttpResponse(
+        with_list(json.dumps({"next": next_url}), "questions", rendered), content_type="application/json"
+    )
 
 
 @csrf_exempt

@@ -60,12 +60,15 @@ def pending_after(after: tuple[datetime, uuid.UUID] | None) -> QuestionQuerySet:
     return pending
 
 
-def page(after: tuple[datetime, uuid.UUID] | None = None) -> QueuePage:
-    """The oldest pending questions (after the cursor) that fit in one message, as rendered cards."""
+def page(after: tuple[datetime, uuid.UUID] | None = None, *, total: int | None = None) -> QueuePage:
+    """The oldest pending questions (after the cursor) that fit in one message, as rendered cards.
+
+    `total`: how many are pending after the cursor, when the caller counted them already.
+    """
     pending = pending_after(after)
     candidates = list(pending[: settings.HOOKBRIDGE_QUEUE_PAGE])
     cards, taken = fit(candidates, card_html)
     if taken == 0:
         return QueuePage()
-    remaining = pending.count() - taken
+    remaining = (pending.count() if total is None else total) - taken
     return QueuePage(cards, remaining, encode_cursor(candidates[taken - 1]) if remaining > 0 else None)

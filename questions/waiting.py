@@ -242,6 +242,7 @@ async def wait_for_resolution(
     started = loop.time()
     last_progress: float | None = None  # the first report goes out at once
     question: Question | None = None
+    where: str | None = None  # the question's address, for the progress messages
     woken = True  # the first read needs no wake-up
     try:
         joined = await join()
@@ -272,7 +273,8 @@ async def wait_for_resolution(
                 return question
 
             if progress is not None and policy.progress_interval is not None:
-                where = _where(question_id)
+                if where is None:
+                    where = _where(question_id)
                 if last_progress is None:
                     last_progress = now
                     await progress(0.0, f"Waiting for a person: the question is on the dashboard at {where}")

@@ -53,18 +53,20 @@ def card_ids(html: str) -> list[str]:
     return re.findall(r'<article id="question-([0-9a-f-]+)"', html)
 
 
-@database_sync_to_async
-def person() -> User:
-    return User.objects.create_user("bob", password="pw-bob-12345")
+async def first_state(
+    consumer: type[DashboardConsumer | EventsConsumer], path: str
+) -> tuple[WebsocketCommunicator, str]:
+    """A logged-in person's socket on `path`, and the first message it gets."""
+    communicator = WebsocketCommunicator(consumer.as_asgi(), path)
+    communicator.scope["user"] = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator, await communicator.receive_from(timeout=30)
 
 
 async def test_the_dashboards_first_state_stays_under_the_limit_with_1000_of_the_largest_questions() -> None:
     await database_sync_to_async(fill)(1000, options=LARGEST_OPTIONS)
-    communicator = WebsocketCommunicator(DashboardConsumer.as_asgi(), "/ws/dashboard/")
-    communicator.scope["user"] = await person()
-    connected, _ = await communicator.connect()
-    assert connected
-    state = await communicator.receive_from(timeout=30)
+    communicator, state = await first_state(DashboardConsumer, "/ws/dashboard/")
     assert len(state.encode()) <= MAX_MESSAGE_BYTES
     shown = card_ids(state)
     assert 1 <= len(shown) < 1000
@@ -110,11 +112,7 @@ def test_a_card_too_large_for_a_message_is_cut_down_with_a_link(client: Client) 
 
 async def test_the_event_streams_queue_is_paged_with_a_count_and_where_the_rest_are() -> None:
     await database_sync_to_async(fill)(300, options=LARGEST_OPTIONS)
-    communicator = WebsocketCommunicator(EventsConsumer.as_asgi(), "/ws/events/")
-    communicator.scope["user"] = await person()
-    connected, _ = await communicator.connect()
-    assert connected
-    raw = await communicator.receive_from(timeout=30)
+    communicator, raw = await first_state(EventsConsumer, "/ws/events/")
     assert len(raw.encode()) <= MAX_MESSAGE_BYTES
     queued = json.loads(raw)
     assert queued["type"] == "questions-queued"

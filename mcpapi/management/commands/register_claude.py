@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hookbridge_site import presence
 from mcpapi import claude_config
-from tokens.models import AgentToken
+from tokens.models import AgentToken, Scope
 
 
 class Command(BaseCommand):
@@ -56,7 +56,7 @@ class Command(BaseCommand):
             self.register_hooks(options)
             return
         project = str(Path(options["project"]).resolve())
-        path = Path(options["config"]) if options["config"] else claude_config.default_path()
+        path = config_path(options)
         try:
             data = claude_config.load(path)
         except claude_config.ConfigError as exc:
@@ -105,9 +105,7 @@ class Command(BaseCommand):
         if not token:
             # The token of this project's MCP registration, if it has one: the same agent, and no new token a run.
             try:
-                mcp_config = claude_config.load(
-                    Path(options["config"]) if options["config"] else claude_config.default_path()
-                )
+                mcp_config = claude_config.load(config_path(options))
             except claude_config.ConfigError:
                 mcp_config = {}
             token = registered_token(mcp_config, project, options["name"])
@@ -117,6 +115,11 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Before starting Claude Code, set the token it sends:\n  export {options['token_env']}={token}"
         )
+
+
+def config_path(options: dict[str, Any]) -> Path:
+    """The file Claude Code keeps its MCP servers in: --config, or ~/.claude.json."""
+    return Path(options["config"]) if options["config"] else claude_config.default_path()
 
 
 def hooks_settings_path(options: dict[str, Any]) -> Path:
@@ -148,4 +151,4 @@ def registered_token(data: dict[str, Any], project: str, name: str) -> str:
     header = entry.get("headers", {}).get("Authorization", "") if isinstance(entry, dict) else ""
     token = header.removeprefix("Bearer ").strip() if isinstance(header, str) else ""
     known = AgentToken.authenticate(token) if token else None
-    return token if known is not None and known.scope == "agent" else ""
+    return token if known is not None and known.scope == Scope.AGENT else ""

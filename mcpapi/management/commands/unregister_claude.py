@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcpapi import claude_config
-from mcpapi.management.commands.register_claude import hooks_settings_path, hooks_url
+from mcpapi.management.commands.register_claude import config_path, hooks_settings_path, hooks_url
 
 
 class Command(BaseCommand):
@@ -32,7 +32,7 @@ class Command(BaseCommand):
             self.unregister_hooks(options)
             return
         project = str(Path(options["project"]).resolve())
-        path = Path(options["config"]) if options["config"] else claude_config.default_path()
+        path = config_path(options)
         try:
             data = claude_config.load(path)
         except claude_config.ConfigError as exc:
