@@ -189,6 +189,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
+    # What one worker learns about a client connection (its MCP log level) is read by whichever
+    # worker serves its next request.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     # The core layer, chosen with the figures in docs/deploy.md (bench/wakeup_layers.py): the pub/sub
     # layer wakes a call 2-4x sooner (both well under 5 ms at p99), but it cannot even open a waiting
     # call's channel while Redis is down, and the core layer rides out a Redis restart.

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 from hookbridge_site import presence, runtime
 from hookbridge_site.db import database_sync_to_async
 from hookbridge_site.limits import OverLimit
-from mcpapi import calls
+from mcpapi import calls, client_log
 from questions import waiting
 from questions.models import CancelReason, Kind, Question, RateLimited, Status
 from questions.waiting import WaitPolicy, wait_for_resolution
@@ -96,14 +96,42 @@ async def offers(ctx: Context, tool: str) -> bool:
     return any(listed.name == tool for listed in await ctx.mcp_server.list_tools())
 
 
-async def wait(
-    question: Question, ctx: Context, asker: AgentToken | None, tool: str, *, channel: str | None = None
-) -> CallToolResult:
-    """Block until the question is resolved (or the hold runs out) and build the result."""
-    with_progress = has_progress_token(ctx)
+class Progress:
+    """A call's progress notifications, each value above the one before, as the specification asks.
 
-    async def progress(elapsed: float, message: str) -> None:
-        await ctx.report_progress(elapsed, None, message)
+    The values are seconds waited; a note sent as the wait starts and the wait's own first
+    report both fall at 0, and a client may drop (or a strict one refuse) the second.
+    """
+
+    STEP = 0.001
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._last: float | None = None
+
+    async def __call__(self, value: float, message: str) -> None:
+        if self._last is not None and value <= self._last:
+            value = self._last + self.STEP
+        self._last = value
+        await self._ctx.report_progress(value, None, message)
+
+
+async def wait(
+    question: Question,
+    ctx: Context,
+    asker: AgentToken | None,
+    tool: str,
+    *,
+    channel: str | None = None,
+    progress: Progress | None = None,
+) -> CallToolResult:
+    """Block until the question is resolved (or the hold runs out) and build the result.
+
+    `progress`: the call's reporter, when it has already reported (its values only go up).
+    """
+    with_progress = has_progress_token(ctx)
+    progress = progress or Progress(ctx)
+    cancelled = calls.cancelled_by_client.get()
 
     request_id = str(ctx.request_id)
     extra_groups = (calls.call_group(asker.pk, request_id),) if asker is not None else ()
@@ -115,6 +143,7 @@ async def wait(
         cancel_reason=lambda: runtime.stdio_cancel_reasons.pop(request_id, None),
         channel=channel,
         cancel_after_close=calls.cancellable_by_notification.get(),
+        on_client_cancel=cancelled.set if cancelled is not None else None,
     )
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()
@@ -226,6 +255,7 @@ async def ask_and_wait(
     key: str | None = None,
 ) -> CallToolResult:
     asker, asker_name = caller()
+    progress = Progress(ctx)
     # A slot of the token's waiting calls, taken before anything is written.
     with waiting_slot(asker):
         request_id = str(ctx.request_id) if asker is not None else ""
@@ -251,9 +281,9 @@ async def ask_and_wait(
             if note:
                 # At once, not only in the result: as progress to a client that asked for it, else as a log message.
                 if has_progress_token(ctx):
-                    await ctx.report_progress(0, None, note)
+                    await progress(0, note)
                 else:
-                    await ctx.warning(note)
+                    await client_log.send(ctx, "warning", note, logger_name="hookbridge")
         except RateLimited as exc:
             runtime.asks_in_flight.discard(writing)
             await stop_listening(asker, request_id, listening)
@@ -268,7 +298,7 @@ async def ask_and_wait(
             raise
         # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
         runtime.asks_in_flight.discard(writing)
-        result = await wait(question, ctx, asker, tool, channel=listening)
+        result = await wait(question, ctx, asker, tool, channel=listening, progress=progress)
         if note:
             result.content.append(TextContent(type="text", text=note))
         return result

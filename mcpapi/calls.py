@@ -123,5 +123,10 @@ verified_token: ContextVar[tuple[str, AgentToken | None] | None] = ContextVar("v
 # None outside the router (stdio), where the result goes straight down the pipe.
 pending_deliveries: ContextVar[list[uuid.UUID] | None] = ContextVar("pending_deliveries", default=None)
 
+# Set by the /mcp router for each POST; set by a call its client cancelled with notifications/cancelled,
+# so that the router leaves the SDK's answer out (a cancelled request is not answered). None over stdio,
+# where the SDK receives the cancel itself and already writes nothing.
+cancelled_by_client: ContextVar[asyncio.Event | None] = ContextVar("cancelled_by_client", default=None)
+
 # Who asks when there is no token (stdio without --token): set by mcp_stdio.
 local_asker_name: ContextVar[str] = ContextVar("local_asker_name", default="local agent")

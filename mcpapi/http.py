@@ -31,7 +31,8 @@ from typing import Any, cast
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import DatabaseError
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types import PROTOCOL_VERSION_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from hookbridge_site import jsonapi, runtime
@@ -215,12 +216,14 @@ class MCPRouter:
             # The SDK's token verifier reuses this look-up instead of repeating it.
             calls.verified_token.set((raw, token))
         new_session_id: str | None = None
+        handshake_session = False  # a connection that began with initialize: only the handshake's versions
         if token is not None:
             if scope["method"] in ("GET", "DELETE"):
                 # Stateless: there is no stream to offer and no session to end (the spec's 405).
                 await send_json(send, 405, _jsonrpc_error(-32600, "Only POST is served here"), allow=b"POST")
                 return
             session_id = header(scope, b"mcp-session-id")
+            handshake_session = bool(session_id)
             if session_id:
                 connection = calls.connection_of(session_id, token.pk)
                 if connection is None:
@@ -244,6 +247,8 @@ class MCPRouter:
                 await send_json(send, 413, _jsonrpc_error(-32600, "Request body too large"))
                 return
             messages, problem = checked_messages(body, self._tool_names(sets))
+            if problem is None and version and version not in SUPPORTED_PROTOCOL_VERSIONS:
+                problem = _unsupported_version(version, messages, handshake_session=handshake_session)
             if problem is not None:
                 await send_json(send, *problem)
                 return
@@ -256,10 +261,16 @@ class MCPRouter:
         scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
         deliveries: list[uuid.UUID] = []
         calls.pending_deliveries.set(deliveries)
+        cancelled = asyncio.Event()
+        calls.cancelled_by_client.set(cancelled)
         finished = False
 
         async def send_and_note_the_end(message: Message) -> None:
             nonlocal finished
+            if cancelled.is_set() and message["type"] == "http.response.body" and _carries_a_response(message):
+                # The handshake era's rule: a request its client cancelled is not answered. The SDK
+                # cannot know (the cancel came on a POST of its own), so its answer is left out here.
+                message = {**message, "body": b""}
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 if new_session_id is not None and message.get("status") == 200:
@@ -288,6 +299,46 @@ async def _mark_delivered(question_ids: list[uuid.UUID], finished: bool) -> None
     except DatabaseError:
         # Undelivered is the safe side: a re-ask gets the same answer again.
         logger.warning("Could not mark answers %s delivered", question_ids, exc_info=True)
+
+
+def _carries_a_response(message: Message) -> bool:
+    """Whether an SSE body chunk holds a JSON-RPC response (the stream's one answer), not a notification."""
+    for line in bytes(message.get("body", b"")).splitlines():
+        if line.startswith(b"data:"):
+            try:
+                event = json.loads(line[5:])
+            except ValueError:
+                continue
+            if isinstance(event, dict) and "method" not in event and ("result" in event or "error" in event):
+                return True
+    return False
+
+
+def _unsupported_version(
+    version: str, messages: list[Any], *, handshake_session: bool
+) -> tuple[int, dict[str, Any]] | None:
+    """The 400 for an MCP-Protocol-Version this server does not speak, in the words of the caller's era.
+
+    The SDK sends every version outside the handshake's to the 2026-07-28 entry, whose first
+    check is its envelope: a handshake-era client that sent a version of its own was told about
+    envelope keys it never heard of. A connection that began with initialize, or a message with
+    no envelope, is that era's, and is told which versions it may send. A message with the
+    envelope goes on to the SDK, whose rejection lists the 2026 versions in that era's shape.
+    """
+    enveloped = any(
+        isinstance(message, dict)
+        and isinstance(message.get("params"), dict)
+        and isinstance(message["params"].get("_meta"), dict)
+        and PROTOCOL_VERSION_META_KEY in message["params"]["_meta"]
+        for message in messages
+    )
+    if enveloped and not handshake_session:
+        return None
+    supported = list(HANDSHAKE_PROTOCOL_VERSIONS)
+    said = f"MCP-Protocol-Version: {version[:40]!r} is not supported; send one of {', '.join(supported)}"
+    error = _jsonrpc_error(-32600, said)
+    error["error"]["data"] = {"supported": supported, "requested": version[:40]}
+    return 400, error
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

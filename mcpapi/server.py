@@ -16,11 +16,18 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, GetPromptResult, InputRequiredResult
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    SetLevelRequestParams,
+)
 from pydantic import AnyHttpUrl, ValidationError
 
 from hookbridge_site import jsonapi
-from mcpapi import calls, toolsets
+from mcpapi import calls, client_log, toolsets
 from tokens import cache as token_cache
 from tokens.models import AgentToken, digest
 
@@ -141,7 +148,12 @@ def build_server(sets: Iterable[str]) -> MCPServer:
         auth=AuthSettings(issuer_url=AnyHttpUrl(settings.HOOKBRIDGE_PUBLIC_URL), resource_server_url=None),
         log_level="WARNING",
         middleware=[log_requests],
+        # Nothing here changes while a process runs (the tools, prompts and resources are fixed at start),
+        # so there is nothing to listen for: without this, server/discover claimed listChanged and
+        # resources.subscribe, which initialize (rightly) denied.
+        subscriptions=False,
     )
+    server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, client_log.set_level)
     for tool in toolsets.tools(sets):
         server.add_tool(
             tool.fn, name=tool.name, title=tool.title, description=tool.description, annotations=tool.annotations

@@ -197,6 +197,7 @@ async def wait_for_resolution(
     cancel_reason: Callable[[], str | None] | None = None,
     channel: str | None = None,
     cancel_after_close: bool = True,
+    on_client_cancel: Callable[[], None] | None = None,
 ) -> Question:
     """Wait until the question leaves `pending`, or the hold limit is reached.
 
@@ -215,6 +216,8 @@ async def wait_for_resolution(
 
     `cancel_after_close`: whether a cancel may still be routed here just after the connection
     closed (the handshake era's Esc); on 2026-07-28 the close is the cancel, and nothing follows.
+
+    `on_client_cancel`: told when a client's cancel ends the wait, so that the call is not answered.
     """
     layer = get_channel_layer()
     groups = (question_group(question_id), *extra_groups)
@@ -325,6 +328,8 @@ async def wait_for_resolution(
                 else:
                     return question
             if message.get("type") == "call.cancel":
+                if on_client_cancel is not None:
+                    on_client_cancel()
                 # Shielded: an Esc closes the stream right behind its cancel, and a cancelled hop
                 # to the database thread never runs, so the abort was lost now and then.
                 with anyio.CancelScope(shield=True):

@@ -367,6 +367,7 @@ async def test_a_cancel_notification_reaches_the_call_while_its_stream_stays_ope
 
         cancelled = await live_server_proc.wait_for_question(text, status="cancelled")
         assert cancelled["cancelReason"] == "client_cancelled"
-        events = await asyncio.wait_for(stream, 10)
-    payload = json.loads(events[-1].removeprefix("data:"))
-    assert json.loads(payload["result"]["content"][0]["text"])["status"] == "cancelled"
+        events = await asyncio.wait_for(stream, 10)  # the stream ends ...
+    messages = [json.loads(event.removeprefix("data:")) for event in events if event.strip() != "data:"]
+    # ... without an answer: a request its client cancelled is not answered.
+    assert not [message for message in messages if "result" in message or "error" in message], messages

@@ -335,6 +335,27 @@ async def test_verbose_output_comes_as_log_messages_to_a_caller_without_a_progre
     assert loggers == {"do_shell_chatty"}
 
 
+async def test_a_level_set_with_logging_set_level_holds_for_the_connection_on_later_requests(
+    hooks_server: LiveServer, world: HookWorld
+) -> None:
+    """Stateless HTTP keeps no session: the level is kept for the connection's Mcp-Session-Id."""
+    messages: list[str] = []
+
+    async def on_log(params: Any) -> None:
+        messages.append(str(params.data))
+
+    (world.pids / "go").write_text("")  # no waiting for a live line: none should come
+    async with hooks_server.mcp("legacy", path="/mcp/hooks", logging_callback=on_log) as client:
+        assert client.server_capabilities.logging is not None
+        await client.set_logging_level("warning")
+        quiet = await client.call_tool("do_shell_chatty", {"verbose": True})
+        await client.set_logging_level("debug")
+        chatty = await client.call_tool("do_shell_chatty", {"verbose": True})
+    assert "step one\nstep two" in text_of(quiet)
+    assert "step one\nstep two" in text_of(chatty)
+    assert messages == ["[.] step one", "[.] step two"], "info lines only after the level let them through"
+
+
 async def test_the_typescript_sdk_hears_live_output_past_its_timeout_and_an_abort_stops_the_run(
     hooks_server: LiveServer, world: HookWorld
 ) -> None:

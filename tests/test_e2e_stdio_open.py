@@ -6,6 +6,7 @@ ASK_ME_MCP_DEBUG is tested with HOOKBRIDGE_DEBUG, in test_open_and_debug."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -125,9 +126,11 @@ async def test_when_no_browser_opens_the_agent_is_told_at_once(server: LiveServe
     browser, _ = browser_script(tmp_path, works=False)
     text = "Tell me where to answer?"
     notes: list[str] = []
+    values: list[float] = []
     told = asyncio.Event()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        values.append(progress)
         if message and "no browser could be opened" in message:
             notes.append(message)
             told.set()
@@ -138,6 +141,48 @@ async def test_when_no_browser_opens_the_agent_is_told_at_once(server: LiveServe
         question = await server.wait_for_question(text)
         # Before anyone answers: the note is a progress message, not only part of the result.
         await asyncio.wait_for(told.wait(), 10)
+        for _ in range(50):  # the wait's own first report follows the note
+            if len(values) >= 2:
+                break
+            await asyncio.sleep(0.1)
         await server.answer_via_api(question["id"], "found it")
         await asyncio.wait_for(asking, 15)
     assert f"http://127.0.0.1:{serve}/questions/{question['id']}/" in notes[0]
+    assert len(values) >= 2, values
+    assert all(later > earlier for earlier, later in itertools.pairwise(values)), values
+
+
+@pytest.mark.parametrize(
+    ("era", "options"),
+    [("legacy", {}), ("auto", {"log_level": "warning"})],  # auto: server/discover, then 2026-07-28
+    ids=["handshake-era", "2026-opted-in"],
+)
+async def test_a_caller_without_a_progress_token_is_told_as_a_declared_log_message(
+    server: LiveServer, serve: int, tmp_path: Path, era: str, options: dict[str, Any]
+) -> None:
+    browser, _ = browser_script(tmp_path, works=False)
+    text = "Tell me by log?"
+    logged: list[tuple[str, str]] = []
+    told = asyncio.Event()
+
+    async def on_log(params: Any) -> None:
+        logged.append((params.level, str(params.data)))
+        told.set()
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp_stdio", "--token", server.tokens["agent-a"]],
+        env={**server.env, "HOOKBRIDGE_OPEN_BROWSER": "1", "BROWSER": browser},
+        cwd=str(ROOT),
+    )
+    with (tmp_path / "stdio.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=era, logging_callback=on_log, **options) as client:
+            declared = client.server_capabilities.logging
+            assert declared is not None, "log messages are sent, so the capability is declared"
+            asking = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+            question = await server.wait_for_question(text)
+            await asyncio.wait_for(told.wait(), 10)
+            await server.answer_via_api(question["id"], "found it")
+            await asyncio.wait_for(asking, 15)
+    assert logged[0][0] == "warning"
+    assert "no browser could be opened" in logged[0][1]

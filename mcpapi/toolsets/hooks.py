@@ -12,7 +12,7 @@ from pydantic import Field, StrictBool, StrictStr
 
 from hooks import service
 from hooks.config import Hook, discovered
-from mcpapi import calls
+from mcpapi import calls, client_log
 from mcpapi.asking import caller, has_progress_token
 from mcpapi.toolsets.entries import ToolEntry
 
@@ -36,8 +36,7 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
         await ctx.report_progress(value, None, message)
 
     async def log(line: str) -> None:
-        # The SDK drops it on a 2026-07-28 connection unless the request opted in with its logLevel.
-        await ctx.log("info", line, logger_name=hook.tool_name)
+        await client_log.send(ctx, "info", line, logger_name=hook.tool_name)
 
     try:
         outcome = await service.run_hook(
