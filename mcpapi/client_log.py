@@ -7,6 +7,7 @@ Mcp-Session-Id, see mcpapi.calls) in Django's cache: Redis in team mode, shared 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.cache import cache
@@ -16,6 +17,8 @@ from mcp.server.mcpserver import Context
 from mcp_types import EmptyResult, LoggingLevel, SetLevelRequestParams
 
 from mcpapi import calls
+
+logger = logging.getLogger(__name__)
 
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -41,7 +44,11 @@ async def send(ctx: Context, level: LoggingLevel, text: str, *, logger_name: str
     The server declares the logging capability for this (a logging/setLevel handler). On a
     2026-07-28 connection the SDK sends only what the request itself opted in to with its logLevel.
     """
-    wanted = await cache.aget(_key())
+    try:
+        wanted = await cache.aget(_key())
+    except Exception:  # Redis restarting: the level is a preference, the message still goes
+        logger.warning("Could not read the client's log level", exc_info=True)
+        wanted = None
     if wanted in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
         return
     await ctx.log(level, text, logger_name=logger_name)
