@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -27,13 +28,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.hook_world import HookWorld
-from tests.live import LiveServer
+from tests.live import PASSWORD, LiveServer
 from tests.team import fresh_postgres_database, require_team_services
 from tests.test_browser import ARTIFACTS
 
 pytestmark = [pytest.mark.e2e]
 
-SETS = ["maxsim", "askme", "clifford", "progress", "hooks"]
+SETS = ["maxsim", "askme", "clifford", "progress", "hooks", "approvals"]
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 WRONG_VALUES = st.one_of(
     st.none(),
@@ -225,3 +226,106 @@ def fuzz_one_tool(server: LiveServer, http: httpx2.Client, path: str, tool: str,
         outcomes[f"{database} calls"] += 1
 
     refused()
+
+
+TEXT_VALUES = st.one_of(
+    WRONG_VALUES,
+    st.just(""),
+    st.just("   "),
+    st.text(max_size=10).map(lambda text: text + "\x00"),
+    st.sampled_from(["half a pair \ud800", "x" * 100_001]),
+)
+QUERY_VALUES = st.one_of(
+    st.text(max_size=30),
+    st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    st.sampled_from(["0", "-1", "1e3", "NaN", "%00", "9" * 400, "Zm9v", "eyJ9", "a" * 5000]),
+)
+
+
+async def _claude_code_session(server: LiveServer) -> str:
+    """A session opened by Claude Code's hooks: one whose agent takes messages."""
+    session_id = str(uuid.uuid4())
+    body = {"session_id": session_id, "hook_event_name": "UserPromptSubmit", "cwd": "/tmp", "prompt": "fuzz"}
+    async with httpx2.AsyncClient(headers=server.auth("agent-a")) as http:
+        assert (await http.post(f"{server.url}/hooks/claude", json=body)).status_code == 200
+    state = await server.session_state(session_id)
+    assert state.status_code == 200, state.text
+    return session_id
+
+
+def test_no_invalid_input_to_the_paged_and_steering_routes_is_accepted_crashes_or_writes(
+    fuzz_server: LiveServer,
+) -> None:
+    """The surfaces of issue 27: the queue's cursor, the session events' pages, and steering messages."""
+    import asyncio
+
+    guid = asyncio.run(_claude_code_session(fuzz_server))
+    base = fuzz_server.url
+    with (
+        httpx2.Client(base_url=base, headers=fuzz_server.auth("answer-bot"), timeout=20) as api,
+        httpx2.Client(base_url=base, timeout=20) as person,
+    ):
+        page = person.get("/accounts/login/")
+        csrf = page.text.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+        logged_in = person.post(
+            "/accounts/login/",
+            data={"username": fuzz_server.username, "password": PASSWORD, "csrfmiddlewaretoken": csrf},
+        )
+        assert logged_in.status_code == 302
+
+        @settings(suppress_health_check=list(HealthCheck), max_examples=60)
+        @given(after=QUERY_VALUES)
+        def cursor(after: str) -> None:
+            before = row_counts(fuzz_server)
+            response = person.get("/questions/pending", params={"after": after})
+            where = f"after={after[:60]!r}: {response.status_code} {response.text[:200]}"
+            assert response.status_code in (200, 400), where
+            if response.status_code == 400:
+                assert response.text.startswith("after:"), where
+            assert row_counts(fuzz_server) == before, where
+            outcomes[f"cursor {response.status_code}"] += 1
+
+        @settings(suppress_health_check=list(HealthCheck), max_examples=60)
+        @given(name=st.sampled_from(["events_before", "events_limit"]), value=QUERY_VALUES)
+        def events_page(name: str, value: str) -> None:
+            response = api.get(f"/api/sessions/{guid}", params={name: value})
+            where = f"{name}={value[:60]!r}: {response.status_code} {response.text[:200]}"
+            assert response.status_code in (200, 400), where
+            if response.status_code == 400:
+                assert response.json()["field"] == name, where
+            outcomes[f"events page {response.status_code}"] += 1
+
+        @settings(suppress_health_check=list(HealthCheck), max_examples=80)
+        @given(
+            body=st.one_of(
+                st.fixed_dictionaries({"text": TEXT_VALUES}),
+                st.fixed_dictionaries({"text": st.just("ok"), "zz_unknown": WRONG_VALUES}),
+                st.fixed_dictionaries({}),
+                WRONG_VALUES.filter(lambda value: not isinstance(value, dict)),
+            )
+        )
+        def message(body: Any) -> None:
+            before = row_counts(fuzz_server)
+            content = json.dumps(body, ensure_ascii=True)
+            response = api.post(
+                f"/api/sessions/{guid}/messages", content=content, headers={"Content-Type": "application/json"}
+            )
+            where = f"{content[:80]}: {response.status_code} {response.text[:200]}"
+            assert response.status_code < 500, where
+            if response.status_code == 201:
+                # Only a real message is taken: non-empty text, within the limit, nothing unknown refused here.
+                assert isinstance(body, dict), where
+                assert isinstance(body.get("text"), str), where
+                assert body["text"].strip(), where
+                assert "\x00" not in body["text"], where
+                outcomes["message 201"] += 1
+                return
+            error = response.json()
+            assert error.get("field") in ("text", "body", "guid"), where
+            assert row_counts(fuzz_server) == before, where
+            outcomes[f"message {response.status_code} {error.get('field')}"] += 1
+
+        cursor()
+        events_page()
+        message()
+    assert "Traceback" not in fuzz_server.log()
