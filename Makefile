@@ -81,9 +81,11 @@ test-newest-python:
 
 # The figures (docs/performance.md): several minutes each, for people, not CI. First the
 # side-by-side comparison (bench/compare.py: the same-SDK floor, Hook Bridge, the peers when
-# `make bench-peers` installed them), then Hook Bridge's own scenarios (bench/run.py).
+# `make bench-peers` installed them), then fifty busy agents on one worker beside the floor
+# (bench/agents.py), then Hook Bridge's own scenarios (bench/run.py).
 bench: $(VENV)/.installed-dev
 	$(PY) -m bench.compare $(COMPARE_ARGS)
+	$(PY) -m bench.agents $(AGENTS_ARGS)
 	$(PY) -m bench.run $(BENCH_ARGS)
 
 # Peers measured side by side, each in a virtualenv of its own (their pins are not ours).

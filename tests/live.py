@@ -27,6 +27,8 @@ from mcp.types import CallToolResult, TextContent
 from websockets.asyncio.client import ClientConnection
 from websockets.typing import Origin
 
+from hookbridge_site.endpoints import endpoint
+
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"
 
@@ -117,10 +119,8 @@ class LiveServer:
                 sys.executable,
                 "-m",
                 "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
+                "-e",
+                endpoint("127.0.0.1", self.port),  # as `serve` and the systemd unit listen
                 "hookbridge_site.asgi:application",
             ],
             cwd=ROOT,

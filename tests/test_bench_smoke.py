@@ -54,6 +54,25 @@ def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Pa
     assert (tmp_path / "smoke-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_fifty_agents_bench_measures_each_system_side_by_side_with_the_floor(tmp_path: Path) -> None:
+    options = ["--quick", "--systems", "floor,embedded", "--name", "agents", "--out", str(tmp_path)]
+    done = run("-m", "bench.agents", *options)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads((tmp_path / "agents.json").read_text())
+    floor, embedded = result["systems"]
+    assert (floor["system"], embedded["system"]) == ("floor", "embedded")
+    for row in (floor, embedded):
+        assert row["calls"] == 60
+        assert row["refused"] == row["burst_refused"] == 0
+        assert 0 < row["headers_p50_ms"] <= row["headers_p99_ms"]
+        assert row["answer_alone_p50_ms"] > 0
+        assert row["all_let_go_s"] >= 0
+        assert row["tracebacks"] == 0
+    assert embedded["headers_p99_ms_x_floor"] > 0
+    assert {check["system"] for check in result["targets"]} == {"embedded"}
+    assert "| floor | 60 | 0 |" in (tmp_path / "agents.md").read_text()
+
+
 @pytest.mark.team
 def test_the_soak_counts_no_lost_answer_across_a_redis_restart(tmp_path: Path) -> None:
     require_team_services()

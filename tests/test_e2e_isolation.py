@@ -65,7 +65,7 @@ async def agent_a_at_work(server: LiveServer) -> AsyncIterator[tuple[AgentAsWork
     async with server.mcp("legacy", "agent-a", path=ENDPOINT) as a:
         await a.call_tool("submit_lifecycle_event", {"event_type": "phase-started", "phase_name": f"{SECRET} phase"})
         await a.call_tool("send_status", {"guid": session, "message": f"{SECRET} status", "phase": f"{SECRET}"})
-        asks = {
+        asks: dict[str, dict[str, Any]] = {
             "ask_question": {"question": f"{SECRET}: which port?"},
             "ask-one-question": {"question": f"{SECRET}: which colour?"},
             "request_help": {"task": f"{SECRET} task", "reason": "stuck", "question": f"{SECRET}: which branch?"},
@@ -129,7 +129,7 @@ async def walk_wait_for_answer(server: LiveServer, work: AgentAsWork, b: Client)
 
 
 async def walk_progress_tools(server: LiveServer, work: AgentAsWork, b: Client) -> None:
-    calls = {
+    calls: dict[str, dict[str, Any]] = {
         "notify_ack": {"guid": work.session},
         "send_progress": {"guid": work.session, "percent": 50},
         "send_status": {"guid": work.session, "message": "B was here", "phase": "B"},
@@ -155,7 +155,7 @@ async def walk_lifecycle_tool(server: LiveServer, work: AgentAsWork, b: Client) 
 
 async def walk_asking_tools(server: LiveServer, work: AgentAsWork, b: Client) -> None:
     """The same words as agent-a's, even the same tool_use_id: agent-b's own new questions, never agent-a's."""
-    same = {
+    same: dict[str, dict[str, Any]] = {
         "ask_question": {"question": f"{SECRET}: which port?"},
         "ask-one-question": {"question": f"{SECRET}: which colour?"},
         "request_help": {"task": f"{SECRET} task", "reason": "stuck", "question": f"{SECRET}: which branch?"},

@@ -98,12 +98,14 @@ class Command(BaseCommand):
         self.stdout.flush()
         from daphne.cli import CommandLineInterface
 
+        from hookbridge_site.endpoints import endpoint
+
         registration = register_while_serving(f"{url}/mcp", options["register_name"]) if options["register"] else None
         # A stdio process on the same database opens questions at this address (hookbridge_site.presence).
         presence.publish()
         try:
             # Daphne stops on SIGINT and SIGTERM and returns here, so the entry is removed on either.
-            CommandLineInterface().run(["-b", host, "-p", str(chosen), "hookbridge_site.asgi:application"])
+            CommandLineInterface().run(["-e", endpoint(host, chosen), "hookbridge_site.asgi:application"])
         finally:
             presence.withdraw()
             if registration is not None:
