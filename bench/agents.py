@@ -59,6 +59,7 @@ from tokens.models import AgentToken
 for n in range({count}):
     print(AgentToken.issue(f"load-{{n:02d}}")[1])
 """
+PROBE_SECONDS = 12
 TARGETS = {"headers_max_s": 1.0, "answer_max_ms": 250, "api_p99_ms": 250, "answering_after_hang_up_s": 3.0,
            "burst_headers_max_s": 15.0}  # fmt: skip
 
@@ -183,34 +184,35 @@ async def api_reads(target: Target, http: httpx2.AsyncClient, count: int) -> lis
     return took
 
 
-async def hang_up(calls: list[HeldCall], target: Target, http: httpx2.AsyncClient) -> dict[str, float]:
-    """Every call cancelled at once; probes every 50 ms until the worker answers one within 250 ms."""
+async def hang_up(calls: list[HeldCall], target: Target) -> dict[str, float]:
+    """Every call cancelled at once, while a process of its own probes the worker every 50 ms.
+
+    Answering again: from the hang-up until the first probe sent after it that the worker
+    answered within 250 ms.
+    """
+    probe = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.probe", f"{target.url}/api/questions?limit=1", str(PROBE_SECONDS),
+        json.dumps(target.answerer), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert probe.stdout is not None
+    await probe.stdout.readline()  # probing: the worker is answering before the hang-up
     hung_up = time.perf_counter()
     for call in calls:
         call.task.cancel()
-    probes: list[tuple[float, float]] = []  # (sent after the hang-up, took)
-    answering_after = float("nan")
-    while time.perf_counter() - hung_up < 10:
-        sent = time.perf_counter()
-        with contextlib.suppress(httpx2.HTTPError):
-            response = await http.get(f"{target.url}/api/questions", params={"limit": 1}, headers=target.answerer)
-            took = time.perf_counter() - sent
-            probes.append((sent - hung_up, took))
-            if response.status_code == 200 and took < 0.25:
-                answering_after = time.perf_counter() - hung_up
-                break
-        await asyncio.sleep(0.05)
     await asyncio.gather(*(call.task for call in calls), return_exceptions=True)
-    base = 0
     let_go = float("nan")
     while time.perf_counter() - hung_up < 300:
-        if await target.pending() <= base:
+        if await target.pending() <= 0:
             let_go = time.perf_counter() - hung_up
             break
         await asyncio.sleep(0.1)
+    probes = [json.loads(line) for line in (await probe.communicate())[0].decode().splitlines()]
+    after = [p for p in probes if p["sent"] >= hung_up]
+    answering = next((p for p in after if p["status"] == 200 and p["took"] < 0.25), None)
     return {
-        "answering_after_hang_up_s": answering_after,
-        "first_probe_ms": probes[0][1] * 1000 if probes else float("nan"),
+        "answering_after_hang_up_s": answering["sent"] + answering["took"] - hung_up if answering else float("nan"),
+        "probe_max_ms": max((p["took"] for p in after), default=float("nan")) * 1000,
+        "probes_failed": sum(1 for p in after if p["status"] != 200),
         "all_let_go_s": let_go,
     }
 
@@ -247,7 +249,7 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(1)
         while_held = await unrelated_answer(target, asker, args.sample, tag + " held")
         api = await api_reads(target, person, args.api_reads)
-        after = await hang_up(calls, target, person)
+        after = await hang_up(calls, target)
         if target.forget is not None:
             await target.forget(tag)
 
@@ -256,7 +258,7 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
         burst_headers = [c.headers_after for c in burst if c.headers_after is not None]
         burst_refused = [c.status for c in burst if c.status != 200]
         failures.update(c.failure for c in burst if c.failure)
-        burst_after = await hang_up(burst, target, person)
+        burst_after = await hang_up(burst, target)
         if target.forget is not None:
             await target.forget(tag)
     return {
@@ -397,7 +399,7 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "met": value is not None and value == value and value <= limit,
                 }
             )
-        for key in ("refused", "burst_refused", "tracebacks", "max_connections_errors"):
+        for key in ("refused", "burst_refused", "probes_failed", "tracebacks", "max_connections_errors"):
             checks.append({"system": row["system"], "target": f"{key} = 0", "value": row[key], "met": row[key] == 0})
     return checks
 
@@ -417,6 +419,7 @@ def markdown(result: dict[str, Any]) -> str:
             "answer alone → held p50 ms": f"{r['answer_alone_p50_ms']:.1f} → {r['answer_p50_ms']:.1f}",
             "API p50 / p99 ms": f"{r['api_p50_ms']:.1f} / {r['api_p99_ms']:.1f}",
             "answering after hang-up s": r["answering_after_hang_up_s"],
+            "slowest probe ms": r["probe_max_ms"],
             "all let go s": r["all_let_go_s"],
             f"{r['burst']:,} at once: headers max s": r["burst_headers_max_s"],
             "tracebacks": r["tracebacks"],

@@ -253,8 +253,11 @@ HOOKBRIDGE_DEFAULT_TOOLSETS = env_str("HOOKBRIDGE_DEFAULT_TOOLSETS", "maxsim")
 # most a lost wake-up message can delay an answer.
 HOOKBRIDGE_WAIT_SLICE = required_seconds("HOOKBRIDGE_WAIT_SLICE", 2.0)
 # Row re-reads per second that a worker's waiting calls aim at together: past
-# HOOKBRIDGE_WAIT_SLICE x this many waiting calls, each one's slice grows.
-HOOKBRIDGE_REREADS_PER_SECOND = env_int("HOOKBRIDGE_REREADS_PER_SECOND", 200)
+# HOOKBRIDGE_WAIT_SLICE x this many waiting calls, each one's slice grows. The re-read only
+# catches a wake-up the layer lost without saying so; at 200 a second, a worker taking 100
+# new calls a second spent most of its time re-reading and sent response headers seconds
+# late (bench/agents.py: p50 2.2 s -> 32 ms at 2,000 calls with 50).
+HOOKBRIDGE_REREADS_PER_SECOND = env_int("HOOKBRIDGE_REREADS_PER_SECOND", 50)
 HOOKBRIDGE_MAX_QUESTION_LENGTH = env_int("HOOKBRIDGE_MAX_QUESTION_LENGTH", 20_000)
 HOOKBRIDGE_MAX_ANSWER_LENGTH = env_int("HOOKBRIDGE_MAX_ANSWER_LENGTH", 20_000)
 HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)
