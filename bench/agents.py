@@ -60,7 +60,9 @@ for n in range({count}):
     print(AgentToken.issue(f"load-{{n:02d}}")[1])
 """
 PROBE_SECONDS = 12
-TARGETS = {"headers_max_s": 1.0, "answer_max_ms": 250, "api_p99_ms": 250, "answering_after_hang_up_s": 3.0,
+# Issue 27's: headers within 1 s, an unrelated answer within 250 ms and the API's p99 under 250 ms
+# while held, every request answered within 3 s of a mass hang-up, 1,000 at once within 15 s.
+TARGETS = {"headers_max_s": 1.0, "answer_max_ms": 250, "api_p99_ms": 250, "probe_max_ms": 3000,
            "burst_headers_max_s": 15.0}  # fmt: skip
 
 
@@ -287,6 +289,18 @@ def count_in_logs(target: Target, needle: str) -> int:
     return sum(log.count(needle) for log in target.logs())
 
 
+def tracebacks_by_error(target: Target) -> dict[str, int]:
+    """Each traceback's last line (the error), counted: what to fix first."""
+    errors: Counter[str] = Counter()
+    for log in target.logs():
+        lines = log.splitlines()
+        for n, line in enumerate(lines):
+            if line.startswith("Traceback"):
+                tail = next((later for later in lines[n + 1 :] if later and not later.startswith((" ", "\t"))), "")
+                errors[tail[:160]] += 1
+    return dict(errors.most_common(5))
+
+
 @asynccontextmanager
 async def floor_target(tokens: int) -> AsyncIterator[Target]:
     port = free_port()
@@ -379,6 +393,7 @@ def summarise(targets: list[Target]) -> list[dict[str, Any]]:
             for key in ("headers_p99_ms", "answer_p50_ms", "api_p99_ms", "burst_headers_max_s"):
                 row[f"{key}_x_floor"] = ratio(row[key], statistics.median(r[key] for r in floor.rounds))
         row["tracebacks"] = count_in_logs(target, "Traceback")
+        row["traceback_errors"] = tracebacks_by_error(target)
         row["max_connections_errors"] = count_in_logs(target, "MaxConnectionsError")
         rows.append(row)
     return rows
@@ -441,6 +456,12 @@ def markdown(result: dict[str, Any]) -> str:
             table(ratios),
             "\n## Against the targets (issue 27)\n",
             table(result["targets"]),
+            "\n## Tracebacks in the workers' logs, by error\n",
+            *(
+                f"- {r['system']}: {error} ({count} times)"
+                for r in rows
+                for error, count in r.get("traceback_errors", {}).items()
+            ),
             "",
         ]
     )
