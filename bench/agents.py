@@ -343,13 +343,7 @@ def _hookbridge_target(setup: Setup, name: str, tokens: int) -> Target:
         return await asyncio.to_thread(setup.count_pending)
 
     async def forget(prefix: str) -> None:
-        # Hung-up calls stay answerable for a while, as they should; a finished run's are taken off the queue.
-        await asyncio.to_thread(
-            setup.execute,
-            "UPDATE questions_question SET status='cancelled', cancel_reason='agent_gone' "
-            "WHERE status='pending' AND text LIKE %s",
-            prefix + "%",
-        )
+        await asyncio.to_thread(setup.forget_pending, prefix)
 
     return Target(
         name,

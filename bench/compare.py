@@ -162,13 +162,7 @@ def _hookbridge_load(setup: Setup) -> dict[str, Any]:
         return await asyncio.to_thread(setup.count_pending)
 
     async def forget(prefix: str) -> None:
-        # Hung-up calls stay answerable for a while, as they should; a finished run's are taken off the queue.
-        await asyncio.to_thread(
-            setup.execute,
-            "UPDATE questions_question SET status='cancelled', cancel_reason='agent_gone' "
-            "WHERE status='pending' AND text LIKE %s",
-            prefix + "%",
-        )
+        await asyncio.to_thread(setup.forget_pending, prefix)
 
     return {
         "agent": lambda: agent(setup.agent_side),

@@ -77,6 +77,14 @@ class Setup:
         with psycopg.connect(self.database_url.replace("postgres://", "postgresql://", 1)) as db:
             db.execute(sql, params)
 
+    def forget_pending(self, prefix: str) -> None:
+        """Take a finished run's questions off the queue (hung-up calls stay answerable a while, as they should)."""
+        self.execute(
+            "UPDATE questions_question SET status='cancelled', cancel_reason='agent_gone' "
+            "WHERE status='pending' AND text LIKE %s",
+            prefix + "%",
+        )
+
     def count_pending(self) -> int:
         """Pending questions a call still waits on (a hung-up agent's stay pending, marked as left)."""
         query = "SELECT count(*) FROM questions_question WHERE status='pending' AND agent_left_at IS NULL"
