@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import datetime
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -79,6 +80,7 @@ class Target:
     pending: Callable[[], Awaitable[int]]
     logs: Callable[[], list[str]]
     forget: Callable[[str], Awaitable[None]] | None = None
+    worker_pid: int | None = None  # the process the agents call, pinned to a core of its own with --pin
     rounds: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -285,6 +287,26 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def pin(target: Target) -> None:
+    """The worker under test on the first core, this load generator (and its probe) on the others.
+
+    On a machine of two cores the generator's own work (5,000 streams) otherwise delays the
+    worker it measures; every system gets the same arrangement in turn.
+    """
+    cores = sorted(os.sched_getaffinity(0) | os.sched_getaffinity(target.worker_pid or 0))
+    if len(cores) < 2 or target.worker_pid is None:
+        return
+
+    def every_thread(pid: int, on: set[int]) -> None:
+        # Affinity is a thread's: the worker's database threads must go with its event loop.
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(ProcessLookupError):
+                os.sched_setaffinity(int(thread), on)
+
+    every_thread(target.worker_pid, {cores[0]})
+    every_thread(os.getpid(), set(cores[1:]))
+
+
 def count_in_logs(target: Target, needle: str) -> int:
     return sum(log.count(needle) for log in target.logs())
 
@@ -328,7 +350,7 @@ async def floor_target(tokens: int) -> AsyncIterator[Target]:
                     log.seek(0)
                     return [log.read()]
 
-                yield Target("floor", url, url, [""] * tokens, {}, {}, pending, logs)
+                yield Target("floor", url, url, [""] * tokens, {}, {}, pending, logs, worker_pid=process.pid)
         finally:
             process.terminate()
             process.wait(10)
@@ -355,6 +377,7 @@ def _hookbridge_target(setup: Setup, name: str, tokens: int) -> Target:
         pending,
         lambda: [worker.log() for worker in setup.workers],
         forget,
+        worker_pid=server.process.pid if server.process else None,
     )
 
 
@@ -475,6 +498,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                     targets.append(found)
         for round_number in range(args.rounds):
             for target in targets:  # interleaved: each round runs every system once, in turn
+                if args.pin:
+                    pin(target)
                 row = await one_round(target, args)
                 target.rounds.append(row)
                 print(f"round {round_number + 1}, {target.name}: {json.dumps(row, default=str)}", flush=True)
@@ -482,6 +507,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     plan = (
         f"{args.calls:,} calls from {args.tokens} tokens at {args.rate:g}/s, then {args.burst:,} at once; "
         f"{args.rounds} round(s), systems interleaved"
+        + ("; the worker under test on a core of its own, the load generator on the other" if args.pin else "")
     )
     return {
         "name": args.name,
@@ -505,6 +531,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--systems", default="all", help="all, or a comma-separated list of floor, embedded, team")
     parser.add_argument("--quick", action="store_true", help="a few of everything: the harness still works")
+    parser.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the worker under test on a core of its own, the load generator on the rest (default: on)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the results go (bench/results)")
     args = parser.parse_args()
     if args.quick:

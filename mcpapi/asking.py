@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 import webbrowser
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from hookbridge_site.db import database_sync_to_async
 from hookbridge_site.limits import OverLimit
 from mcpapi import calls, client_log
 from questions import waiting
-from questions.models import CancelReason, Kind, Question, RateLimited, Status
+from questions.models import CancelReason, Kind, Question, RateLimited, Status, question_group
 from questions.waiting import WaitPolicy, wait_for_resolution
 from tokens.models import AgentToken
 
@@ -124,10 +125,12 @@ async def wait(
     *,
     channel: str | None = None,
     progress: Progress | None = None,
+    written: Question | None = None,
 ) -> CallToolResult:
     """Block until the question is resolved (or the hold runs out) and build the result.
 
     `progress`: the call's reporter, when it has already reported (its values only go up).
+    `written`: the question as this call wrote it, `channel` in its group since before (no first read).
     """
     with_progress = has_progress_token(ctx)
     progress = progress or Progress(ctx)
@@ -144,6 +147,7 @@ async def wait(
         channel=channel,
         cancel_after_close=calls.cancellable_by_notification.get(),
         on_client_cancel=cancelled.set if cancelled is not None else None,
+        written=written,
     )
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()
@@ -201,11 +205,13 @@ async def _left_behind(writing: asyncio.Future[tuple[Question, bool]]) -> None:
         await database_sync_to_async(written.agent_stopped_waiting)(why)
 
 
-async def listen_for_cancel(asker: AgentToken | None, request_id: str) -> str | None:
-    """A channel in the call's cancellation group, joined before the question is written.
+async def listen_for_cancel(asker: AgentToken | None, request_id: str, new_id: uuid.UUID) -> str | None:
+    """A channel in the call's cancellation group and in the group of the question it may write, joined first.
 
     A client may cancel the moment the question is visible (the TypeScript SDK on Esc), which can
     be before the wait has joined the group: the cancel then waits in this channel for the wait.
+    Likewise an answer given the moment a new question is written: its wake-up waits here, so the
+    wait need not read the row it has just written (questions.waiting, `written`).
     """
     if asker is None:
         return None  # stdio: the SDK cancels the handler itself
@@ -213,20 +219,26 @@ async def listen_for_cancel(asker: AgentToken | None, request_id: str) -> str | 
     try:
         channel: str = await layer.new_channel("hookbridge.wait")
         await layer.group_add(calls.call_group(asker.pk, request_id), channel)
+        await layer.group_add(question_group(new_id), channel)
     except Exception:
         logger.warning("Channel layer unavailable: request %s is joined to its cancel group when it waits", request_id)
         return None
     return channel
 
 
-async def stop_listening(asker: AgentToken | None, request_id: str, channel: str | None) -> None:
+async def stop_listening(
+    asker: AgentToken | None, request_id: str, channel: str | None, new_id: uuid.UUID, *, cancel_group: bool = True
+) -> None:
+    """Leave the groups listen_for_cancel joined: the new question's, and (unless the wait goes on) the cancel group."""
     if asker is None or channel is None:
         return
+    groups = [question_group(new_id), *([calls.call_group(asker.pk, request_id)] if cancel_group else [])]
     with anyio.CancelScope(shield=True):
-        try:
-            await get_channel_layer().group_discard(calls.call_group(asker.pk, request_id), channel)
-        except Exception:
-            logger.warning("Could not leave the cancel group of request %s", request_id, exc_info=True)
+        for group in groups:
+            try:
+                await get_channel_layer().group_discard(group, channel)
+            except Exception:
+                logger.warning("Could not leave group %s of request %s", group, request_id, exc_info=True)
 
 
 @contextmanager
@@ -259,7 +271,8 @@ async def ask_and_wait(
     # A slot of the token's waiting calls, taken before anything is written.
     with waiting_slot(asker):
         request_id = str(ctx.request_id) if asker is not None else ""
-        listening = await listen_for_cancel(asker, request_id)
+        new_id = uuid.uuid4()
+        listening = await listen_for_cancel(asker, request_id, new_id)
         writing = asyncio.ensure_future(
             database_sync_to_async(Question.ask)(
                 asker=asker,
@@ -271,6 +284,7 @@ async def ask_and_wait(
                 payload=payload or {},
                 timeout_seconds=timeout,
                 key=key,
+                new_id=new_id,
             )
         )
         runtime.asks_in_flight.add(writing)
@@ -286,19 +300,23 @@ async def ask_and_wait(
                     await client_log.send(ctx, "warning", note, logger_name="hookbridge")
         except RateLimited as exc:
             runtime.asks_in_flight.discard(writing)
-            await stop_listening(asker, request_id, listening)
+            await stop_listening(asker, request_id, listening, new_id)
             raise ToolError(str(exc)) from None
         except Exception:
             runtime.asks_in_flight.discard(writing)
-            await stop_listening(asker, request_id, listening)
+            await stop_listening(asker, request_id, listening, new_id)
             raise
         except asyncio.CancelledError:
             await _left_behind(writing)
-            await stop_listening(asker, request_id, listening)
+            await stop_listening(asker, request_id, listening, new_id)
             raise
+        written = question if listening is not None and question.pk == new_id else None
+        if written is None:
+            # Re-attached: the wait joins that question's group and reads its row.
+            await stop_listening(asker, request_id, listening, new_id, cancel_group=False)
         # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
         runtime.asks_in_flight.discard(writing)
-        result = await wait(question, ctx, asker, tool, channel=listening, progress=progress)
+        result = await wait(question, ctx, asker, tool, channel=listening, progress=progress, written=written)
         if note:
             result.content.append(TextContent(type="text", text=note))
         return result

@@ -276,6 +276,7 @@ class Question(models.Model):
         timeout_seconds: float | None = None,
         session: AgentSession | None = None,
         key: str | None = None,
+        new_id: uuid.UUID | None = None,
     ) -> tuple[Question, bool]:
         """Create a pending question, or re-attach to the same asker's identical one.
 
@@ -287,6 +288,7 @@ class Question(models.Model):
         `session`: the agent session it belongs to (default: the asker's newest open one);
         `key`: what makes two asks the same question, when not everything asked (approvals:
         the same tool and input, asked by a hook and by the prompt tool at once, is one).
+        `new_id`: the id a new question gets, chosen by a caller that listens for it before it exists.
         """
         payload = payload or {}
         key = key or fingerprint(kind, text, options, allow_free_text, payload)
@@ -313,6 +315,7 @@ class Question(models.Model):
                         f"rate limit: at most {limit} new questions a minute per token; try again shortly"
                     )
             question = cls.objects.create(
+                id=new_id or uuid.uuid4(),
                 session=session or AgentSession.active_for(asker),
                 kind=kind,
                 text=text,
