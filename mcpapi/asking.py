@@ -125,12 +125,12 @@ async def wait(
     *,
     channel: str | None = None,
     progress: Progress | None = None,
-    written: Question | None = None,
+    just_written: bool = False,
 ) -> CallToolResult:
     """Block until the question is resolved (or the hold runs out) and build the result.
 
     `progress`: the call's reporter, when it has already reported (its values only go up).
-    `written`: the question as this call wrote it, `channel` in its group since before (no first read).
+    `just_written`: `question` is as this call wrote it, `channel` in its group since before (no first read).
     """
     with_progress = has_progress_token(ctx)
     progress = progress or Progress(ctx)
@@ -147,7 +147,7 @@ async def wait(
         channel=channel,
         cancel_after_close=calls.cancellable_by_notification.get(),
         on_client_cancel=cancelled.set if cancelled is not None else None,
-        written=written,
+        written=question if just_written else None,
     )
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()
@@ -297,7 +297,7 @@ async def ask_and_wait(
                 if has_progress_token(ctx):
                     await progress(0, note)
                 else:
-                    await client_log.send(ctx, "warning", note, logger_name="hookbridge")
+                    await client_log.ClientLog(ctx, logger_name="hookbridge")("warning", note)
         except RateLimited as exc:
             runtime.asks_in_flight.discard(writing)
             await stop_listening(asker, request_id, listening, new_id)
@@ -310,13 +310,13 @@ async def ask_and_wait(
             await _left_behind(writing)
             await stop_listening(asker, request_id, listening, new_id)
             raise
-        written = question if listening is not None and question.pk == new_id else None
-        if written is None:
+        just_written = listening is not None and question.pk == new_id
+        if not just_written:
             # Re-attached: the wait joins that question's group and reads its row.
             await stop_listening(asker, request_id, listening, new_id, cancel_group=False)
         # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
         runtime.asks_in_flight.discard(writing)
-        result = await wait(question, ctx, asker, tool, channel=listening, progress=progress, written=written)
+        result = await wait(question, ctx, asker, tool, channel=listening, progress=progress, just_written=just_written)
         if note:
             result.content.append(TextContent(type="text", text=note))
         return result

@@ -21,6 +21,7 @@ from mcpapi import calls
 logger = logging.getLogger(__name__)
 
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+KEPT_SECONDS = 7 * 24 * 3600
 
 
 def _key() -> str:
@@ -35,20 +36,26 @@ async def set_level(ctx: ServerRequestContext[Any, Any], params: SetLevelRequest
     return EmptyResult()
 
 
-KEPT_SECONDS = 7 * 24 * 3600
+class ClientLog:
+    """One call's notifications/message, sent only at or above the level the client set (all, until it sets one).
 
-
-async def send(ctx: Context, level: LoggingLevel, text: str, *, logger_name: str) -> None:
-    """A notifications/message, sent only at or above the level the client set (all, until it sets one).
-
-    The server declares the logging capability for this (a logging/setLevel handler). On a
-    2026-07-28 connection the SDK sends only what the request itself opted in to with its logLevel.
+    The level is read once, at the call's first message: a hook's live output is up to 200 lines.
+    On a 2026-07-28 connection the SDK sends only what the request itself opted in to with its logLevel.
     """
-    try:
-        wanted = await cache.aget(_key())
-    except Exception:  # Redis restarting: the level is a preference, the message still goes
-        logger.warning("Could not read the client's log level", exc_info=True)
-        wanted = None
-    if wanted in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
-        return
-    await ctx.log(level, text, logger_name=logger_name)
+
+    def __init__(self, ctx: Context, *, logger_name: str) -> None:
+        self._ctx = ctx
+        self._logger_name = logger_name
+        self._wanted: str | None = None
+        self._read = False
+
+    async def __call__(self, level: LoggingLevel, text: str) -> None:
+        if not self._read:
+            self._read = True
+            try:
+                self._wanted = await cache.aget(_key())
+            except Exception:  # Redis restarting: the level is a preference, the message still goes
+                logger.warning("Could not read the client's log level", exc_info=True)
+        if self._wanted in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(self._wanted):
+            return
+        await self._ctx.log(level, text, logger_name=self._logger_name)

@@ -255,7 +255,10 @@ async def wait_for_resolution(
     try:
         joined = await join()
         while True:
-            question, written = (written, None) if written is not None else (await _read(question_id), None)
+            if written is not None:
+                question, written = written, None
+            else:
+                question = await _read(question_id)
             if question.status != Status.PENDING:
                 if not woken:
                     # The row changed and no message said so: a lost wake-up, paid for with a slice.

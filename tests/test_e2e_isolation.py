@@ -38,8 +38,9 @@ class AgentAsWork:
 
     session: str
     claude_session: str
-    question_texts: dict[str, str] = field(default_factory=dict)  # tool -> the text agent-a asked with it
+    question_texts: dict[str, str] = field(default_factory=dict)  # question id -> its text
     waiting: list[asyncio.Task[Any]] = field(default_factory=list)
+    client: Client | None = None  # agent-a's own, to check that its view did not change
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +59,12 @@ def claude_body(event: str, session_id: str, **changes: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def agent_a_at_work(server: LiveServer) -> AsyncIterator[tuple[AgentAsWork, Client]]:
+async def agent_a_at_work(server: LiveServer) -> AsyncIterator[AgentAsWork]:
     session = await server.open_session("agent-a", name=f"{SECRET} session", project=f"{SECRET} project")
     claude_session = str(uuid.uuid4())
     work = AgentAsWork(session=session, claude_session=claude_session)
     async with server.mcp("legacy", "agent-a", path=ENDPOINT) as a:
+        work.client = a
         await a.call_tool("submit_lifecycle_event", {"event_type": "phase-started", "phase_name": f"{SECRET} phase"})
         await a.call_tool("send_status", {"guid": session, "message": f"{SECRET} status", "phase": f"{SECRET}"})
         asks: dict[str, dict[str, Any]] = {
@@ -79,7 +81,7 @@ async def agent_a_at_work(server: LiveServer) -> AsyncIterator[tuple[AgentAsWork
         pending = await until_pending(server, 4)
         work.question_texts = {q["id"]: q["question"] for q in pending}
         try:
-            yield work, a
+            yield work
         finally:
             for task in work.waiting:
                 task.cancel()
@@ -149,7 +151,8 @@ async def walk_progress_tools(server: LiveServer, work: AgentAsWork, b: Client) 
 async def walk_lifecycle_tool(server: LiveServer, work: AgentAsWork, b: Client) -> None:
     is_error, _ = await tool_result_text(b, "submit_lifecycle_event", {"event_type": "task-started"})
     assert not is_error
-    a_status = json.loads(text_of(await server_a_client.get().call_tool("get_phase_status", {})))
+    assert work.client is not None
+    a_status = json.loads(text_of(await work.client.call_tool("get_phase_status", {})))
     assert a_status["lastLifecycleEvent"]["phase_name"] == f"{SECRET} phase"
 
 
@@ -193,18 +196,6 @@ async def walk_asking_tools(server: LiveServer, work: AgentAsWork, b: Client) ->
             call.cancel()
         await asyncio.gather(*b_calls.values(), return_exceptions=True)
 
-
-class _AClient:
-    """agent-a's own client, for the walks that check agent-a's view did not change."""
-
-    client: Client | None = None
-
-    def get(self) -> Client:
-        assert self.client is not None
-        return self.client
-
-
-server_a_client = _AClient()
 
 TOOL_WALKS: dict[str, Walk] = {
     "get_phase_status": walk_read_tool,
@@ -321,17 +312,15 @@ def routes_reaching_tokens() -> tuple[set[str], set[str]]:
 
 
 async def test_agent_b_sees_and_changes_nothing_of_agent_a_on_any_surface(server: LiveServer) -> None:
-    async with agent_a_at_work(server) as (work, a):
-        server_a_client.client = a
-        async with server.mcp("legacy", "agent-b", path=ENDPOINT) as b:
-            listed = {tool.name for tool in (await b.list_tools()).tools}
-            assert listed == set(TOOL_WALKS), f"walk these tools too: {listed - set(TOOL_WALKS)}"
-            routes = await walk_routes(server, work)
-            sockets = await walk_sockets(server, work)
-            for walk in dict.fromkeys(TOOL_WALKS.values()):  # each walk once, the asking tools last
-                if walk is not walk_asking_tools:
-                    await walk(server, work, b)
-            await walk_asking_tools(server, work, b)
+    async with agent_a_at_work(server) as work, server.mcp("legacy", "agent-b", path=ENDPOINT) as b:
+        listed = {tool.name for tool in (await b.list_tools()).tools}
+        assert listed == set(TOOL_WALKS), f"walk these tools too: {listed - set(TOOL_WALKS)}"
+        routes = await walk_routes(server, work)
+        sockets = await walk_sockets(server, work)
+        for walk in dict.fromkeys(TOOL_WALKS.values()):  # each walk once, the asking tools last
+            if walk is not walk_asking_tools:
+                await walk(server, work, b)
+        await walk_asking_tools(server, work, b)
     http_routes, socket_routes = routes_reaching_tokens()
     assert routes == http_routes, f"walk these routes too: {http_routes - routes}"
     assert sockets == socket_routes, f"walk these sockets too: {socket_routes - sockets}"

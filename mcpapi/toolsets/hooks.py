@@ -35,8 +35,10 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
     async def progress(value: float, message: str) -> None:
         await ctx.report_progress(value, None, message)
 
+    client = client_log.ClientLog(ctx, logger_name=hook.tool_name)
+
     async def log(line: str) -> None:
-        await client_log.send(ctx, "info", line, logger_name=hook.tool_name)
+        await client("info", line)
 
     try:
         outcome = await service.run_hook(
