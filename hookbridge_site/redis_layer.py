@@ -16,6 +16,7 @@ send past HOOKBRIDGE_REDIS_MAX_CONNECTIONS waits its turn for a connection inste
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from channels_redis.core import RedisChannelLayer as CoreLayer
@@ -39,3 +40,16 @@ class RedisChannelLayer(CoreLayer):  # type: ignore[misc]
         return BlockingConnectionPool.from_url(
             address, max_connections=settings.HOOKBRIDGE_REDIS_MAX_CONNECTIONS, timeout=POOL_WAIT_SECONDS, **host
         )
+
+    async def group_discard_many(self, memberships: Sequence[tuple[str, str]]) -> None:
+        """Leave many groups in one round trip per Redis host (hookbridge_site.layer_groups.leave)."""
+        by_host: dict[int, list[tuple[bytes, str]]] = {}
+        for group, channel in memberships:
+            assert self.require_valid_group_name(group), "Group name not valid"
+            assert self.require_valid_channel_name(channel), "Channel name not valid"
+            by_host.setdefault(self.consistent_hash(group), []).append((self._group_key(group), channel))
+        for index, keys in by_host.items():
+            async with self.connection(index).pipeline(transaction=False) as pipe:
+                for key, channel in keys:
+                    pipe.zrem(key, channel)
+                await pipe.execute()

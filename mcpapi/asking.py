@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from hookbridge_site import presence, runtime
+from hookbridge_site import layer_groups, presence, runtime
 from hookbridge_site.db import database_sync_to_async
 from hookbridge_site.limits import OverLimit
 from mcpapi import calls, client_log
@@ -233,12 +233,7 @@ async def stop_listening(
     if asker is None or channel is None:
         return
     groups = [question_group(new_id), *([calls.call_group(asker.pk, request_id)] if cancel_group else [])]
-    with anyio.CancelScope(shield=True):
-        for group in groups:
-            try:
-                await get_channel_layer().group_discard(group, channel)
-            except Exception:
-                logger.warning("Could not leave group %s of request %s", group, request_id, exc_info=True)
+    await layer_groups.leave(groups, channel)
 
 
 @contextmanager

@@ -26,6 +26,8 @@ import anyio
 from channels.layers import get_channel_layer
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from hookbridge_site import layer_groups
+
 if TYPE_CHECKING:
     from tokens.models import AgentToken
 
@@ -106,11 +108,7 @@ async def cancel_scope_for_call(token_id: int | None, request_id: str | int | No
             yield scope
         finally:
             listener.cancel()
-            with anyio.CancelScope(shield=True):
-                try:
-                    await layer.group_discard(group, channel)
-                except Exception:
-                    logger.warning("Could not leave group %s", group, exc_info=True)
+            await layer_groups.leave([group], channel)
 
 
 # (raw token, the token it authenticated as) for the request in hand: the /mcp

@@ -36,7 +36,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from hookbridge_site import presence, runtime
+from hookbridge_site import layer_groups, presence, runtime
 from hookbridge_site.db import database_sync_to_async, on_the_read_thread
 from hookbridge_site.formatting import duration
 from hookbridge_site.limits import holding
@@ -376,9 +376,5 @@ async def wait_for_resolution(
             # Not awaited: the call is over, and its answer was read from the row.
             receiving.cancel()
             receiving.add_done_callback(_retrieve)
-        with anyio.CancelScope(shield=True):
-            for group in groups if channel is not None else ():
-                try:
-                    await layer.group_discard(group, channel)
-                except Exception:
-                    logger.warning("Could not leave group %s", group, exc_info=True)
+        if channel is not None:
+            await layer_groups.leave(groups, channel)

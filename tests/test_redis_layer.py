@@ -6,9 +6,11 @@ import asyncio
 import time
 import uuid
 
+import channels.layers
 import pytest
 from django.utils.module_loading import import_string
 
+from hookbridge_site import layer_groups
 from hookbridge_site.channel_layers import redis_channel_layer
 from tests.team import REDIS_URL, require_team_services
 
@@ -70,3 +72,29 @@ async def test_far_more_joins_at_once_than_the_pool_has_connections_all_succeed(
     assert pool.max_connections == 10
     assert len(pool._in_use_connections) + len(pool._available_connections) <= 10
     await layer.flush()
+
+
+async def test_calls_hanging_up_at_once_leave_their_groups_in_one_pipeline(settings: object) -> None:
+    """5,000 calls hung up at once, one ZREM each, ran the pool dry and logged tracebacks past its wait."""
+    require_team_services()
+    config = redis_channel_layer(REDIS_URL, "channels_redis.core.RedisChannelLayer")
+    layer = import_string(config["BACKEND"])(**config["CONFIG"])
+    channels.layers.channel_layers.set("default", layer)
+    try:
+        calls = [await layer.new_channel("hookbridge.wait") for _ in range(1000)]
+        groups = {channel: (f"question-{uuid.uuid4().hex}", f"call-{uuid.uuid4().hex}") for channel in calls}
+        for channel, (question, call) in groups.items():
+            await layer.group_add(question, channel)
+            await layer.group_add(call, channel)
+        await layer.connection(0).connection_pool.disconnect()
+
+        await asyncio.gather(*(layer_groups.leave(groups[channel], channel) for channel in calls))
+
+        pool = layer.connection(0).connection_pool
+        assert len(pool._in_use_connections) + len(pool._available_connections) == 1
+        redis = layer.connection(0)
+        sizes = [await redis.zcard(layer._group_key(group)) for pair in groups.values() for group in pair]
+        assert sizes == [0] * 2000
+    finally:
+        await layer.flush()
+        channels.layers.channel_layers.backends.pop("default", None)
