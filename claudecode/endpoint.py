@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from datetime import datetime, timedelta
+import uuid
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -28,14 +28,14 @@ from starlette.types import Receive, Scope, Send
 
 from claudecode import events, policy, service
 from claudecode.events import BadHookBody, HookCall
-from claudecode.models import CompiledRule
+from claudecode.policy import RuleDecision
 from hookbridge_site import jsonapi
 from hookbridge_site.asgi_io import header, read_body, send_json
 from hookbridge_site.db import database_sync_to_async
 from hookbridge_site.limits import OverLimit
 from lifecycle.models import AgentSession, SessionTaken
+from questions.asking import Caller, WaitPolicy, ask_and_wait
 from questions.models import Question, RateLimited, Status
-from questions.waiting import WaitPolicy, wait_for_resolution, waiting_slot
 from tokens import cache as token_cache
 from tokens.auth import parse_bearer
 from tokens.models import AgentToken
@@ -104,14 +104,11 @@ async def _read_call(receive: Receive) -> HookCall:
 async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Receive, send: Send, t0: float) -> None:
     asks = call.event == "PermissionRequest" or (call.event == "PreToolUse" and approve)
     if asks or call.event == "PreToolUse":
-        rule = await policy.matching(call.tool_name, call.tool_input, call.cwd)
-        if rule is not None and (asks or rule.action == "deny"):
+        ruled = await policy.decide_by_rule(call.tool_name, call.tool_input, call.cwd, since=t0)
+        if ruled is not None and (asks or ruled.rule.action == "deny"):
             # Decided without a person: answered first, written after (the host is not kept waiting on a write).
-            decided_in_us = (time.perf_counter() - t0) * 1e6
-            asked_at = timezone.now() - timedelta(microseconds=decided_in_us)
-            decision = service.rule_decision(rule)
-            await send_json(send, 200, host_answer(call, decision, by=rule.label))
-            await _record_rule(call, token, rule, asked_at, decided_in_us)
+            await send_json(send, 200, host_answer(call, ruled.decision, by=ruled.rule.label))
+            await _record_rule(call, token, ruled)
             return
     session = await _session(call, token)
     if asks:
@@ -139,9 +136,7 @@ async def _session(call: HookCall, token: AgentToken) -> AgentSession:
     return session
 
 
-async def _record_rule(
-    call: HookCall, token: AgentToken, rule: CompiledRule, asked_at: datetime, decided_in_us: float
-) -> None:
+async def _record_rule(call: HookCall, token: AgentToken, ruled: RuleDecision) -> None:
 
     def write() -> None:
         session: AgentSession | None = None
@@ -150,15 +145,13 @@ async def _record_rule(
         if session is not None and call.event == "PreToolUse":
             service.record(session, call)
         payload = service.approval_payload(call)
-        service.record_rule_decision(
-            token, token.name, payload, session, call.summary(), rule, asked_at=asked_at, decided_in_us=decided_in_us
-        )
+        service.record_rule_decision(token, token.name, payload, session, call.summary(), ruled)
 
     try:
         await database_sync_to_async(write)()
     except Exception:
         # The host has its answer; losing the record is logged, never turned into an error it sees.
-        logger.exception("Could not record %s's decision on %s", rule.label, call.summary())
+        logger.exception("Could not record %s's decision on %s", ruled.rule.label, call.summary())
 
 
 async def _until_disconnect(receive: Receive) -> None:
@@ -167,59 +160,66 @@ async def _until_disconnect(receive: Receive) -> None:
 
 
 async def _approval(call: HookCall, token: AgentToken, session: AgentSession, receive: Receive, send: Send) -> None:
-    """A person decides: the card goes up, the request is held until a decision, the host leaves, or time runs out."""
-    try:
-        with waiting_slot(token.pk, what="approvals waiting for a person with this token"):
-            await _held_approval(call, token, session, receive, send)
-    except OverLimit as exc:  # raised only on the way in, before the card is written
-        await send_json(send, 429, {"error": str(exc)})
+    """A person decides: the card goes up, the request is held until a decision, the host leaves, or time runs out.
 
+    questions.asking holds it; this adapter tells it how the host leaves (its request closes) and
+    reads the outcome as the host does.
+    """
 
-async def _held_approval(
-    call: HookCall, token: AgentToken, session: AgentSession, receive: Receive, send: Send
-) -> None:
-
-    def ask() -> Question:
+    def write(new_id: uuid.UUID) -> tuple[Question, bool]:
         service.record(session, call)
-        question, _ = service.ask_approval(token, token.name, service.approval_payload(call), session, call.summary())
-        return question
+        payload = service.approval_payload(call)
+        return service.ask_approval(token, token.name, payload, session, call.summary(), new_id=new_id)
 
+    async def host_left(question_id: uuid.UUID, why: str) -> None:
+        # Nobody asks an approval again: the host has moved on, so the card leaves every dashboard.
+        logger.info("Approval %s: %s", question_id, why)
+
+        def mark() -> None:
+            question = Question.objects.get(pk=question_id)
+            if question.host_stopped_waiting(why):
+                service.approval_decided(session, question)
+
+        await database_sync_to_async(mark)()
+
+    caller = Caller(
+        token_id=token.pk,
+        slot_words="approvals waiting for a person with this token",
+        left=host_left,
+        closed="the host closed the request: decided at the terminal, Esc, or its timeout",
+    )
+
+    def policy(question: Question) -> WaitPolicy:
+        # Our own limit, set below the host's hook timeout: "no decision" then lets the host ask at the
+        # terminal, where a hook that timed out would fail the request. Counted from the approval's ask.
+        asked_ago = (timezone.now() - question.created_at).total_seconds()
+        return WaitPolicy(
+            slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE,
+            max_hold=max(settings.HOOKBRIDGE_APPROVAL_TIMEOUT - asked_ago, 0.0),
+            progress_interval=None,
+            leave_when_held_out=False,
+        )
+
+    asking = asyncio.ensure_future(ask_and_wait(write, policy, caller))
+    leaving = asyncio.ensure_future(_until_disconnect(receive))
     try:
-        question = await database_sync_to_async(ask)()
-    except RateLimited as exc:
+        await asyncio.wait({asking, leaving}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        # The host gone (or the server stopping): the ask's own clean-up marks the approval.
+        leaving.cancel()
+        if not asking.done():
+            asking.cancel()
+        with anyio.CancelScope(shield=True), contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({asking})
+    if asking.cancelled():
+        return
+    try:
+        final = asking.result().question
+    except (OverLimit, RateLimited) as exc:
         # Not an error the person at the host can act on: the host asks at the terminal.
         await send_json(send, 429, {"error": str(exc)})
         return
-    hold = max(settings.HOOKBRIDGE_APPROVAL_TIMEOUT - (timezone.now() - question.created_at).total_seconds(), 0.0)
-    waiting = asyncio.ensure_future(
-        wait_for_resolution(
-            question.pk,
-            WaitPolicy(
-                slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE,
-                max_hold=hold,
-                progress_interval=None,
-                leave_when_held_out=False,
-            ),
-        )
-    )
-    leaving = asyncio.ensure_future(_until_disconnect(receive))
-    try:
-        await asyncio.wait({waiting, leaving}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        # The server is stopping: the host's request ends with it, and the host asks at the terminal.
-        with anyio.CancelScope(shield=True):
-            await _host_left(question, session, "the server restarted")
-        raise
-    finally:
-        for task in (waiting, leaving):
-            task.cancel()
-    if not waiting.done() or waiting.cancelled():
-        await _host_left(question, session, "the host closed the request: decided at the terminal, Esc, or its timeout")
-        return
-    final = waiting.result()
     if final.status == Status.PENDING:
-        # Our own limit, set below the host's hook timeout: "no decision" now lets the host ask at the
-        # terminal, where a hook that timed out would fail the request.
         await database_sync_to_async(final.time_out)()
         final = await database_sync_to_async(Question.objects.select_related("answer").get)(pk=final.pk)
     if final.status == Status.ANSWERED:
@@ -229,16 +229,6 @@ async def _held_approval(
     else:
         await send_json(send, 200, NO_DECISION)
     await database_sync_to_async(service.approval_decided)(session, final)
-
-
-async def _host_left(question: Question, session: AgentSession, why: str) -> None:
-    logger.info("Approval %s: %s", question.pk, why)
-
-    def write() -> None:
-        if question.host_stopped_waiting(why):
-            service.approval_decided(session, question)
-
-    await database_sync_to_async(write)()
 
 
 def host_answer(call: HookCall, decision: dict[str, Any], *, by: str) -> dict[str, Any]:

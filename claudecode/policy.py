@@ -7,10 +7,13 @@ workers re-read within RULES_TTL, so an edited rule applies everywhere within a 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+from django.utils import timezone
 
 from claudecode.models import ApprovalRule, CompiledRule, input_text
 from hookbridge_site import runtime
@@ -50,6 +53,36 @@ async def matching(tool_name: str, tool_input: Any, cwd: str) -> CompiledRule | 
     if compiled is None:
         compiled = await database_sync_to_async(rules)()
     return decide(tool_name, tool_input, cwd, compiled)
+
+
+@dataclass(frozen=True)
+class RuleDecision:
+    """A team rule's decision on one tool use: asked at `asked_at`, decided `decided_in_us` later."""
+
+    rule: CompiledRule
+    asked_at: datetime
+    decided_in_us: float
+
+    @property
+    def decision(self) -> dict[str, Any]:
+        """As the host reads a decision: {"behavior": "allow"} or {"behavior": "deny", "message": …}."""
+        if self.rule.action == "deny":
+            return {"behavior": "deny", "message": self.rule.message}
+        return {"behavior": "allow"}
+
+
+async def decide_by_rule(tool_name: str, tool_input: Any, cwd: str, *, since: float) -> RuleDecision | None:
+    """The team's decision on a tool use, if a rule makes one; None: a person decides.
+
+    Both ways an approval is asked (Claude Code's PermissionRequest hook, the permission-prompt
+    tool) decide here. `since` is time.perf_counter() when the request was in hand: a rule's
+    time is counted from there, and history shows it.
+    """
+    rule = await matching(tool_name, tool_input, cwd)
+    if rule is None:
+        return None
+    decided_in_us = (time.perf_counter() - since) * 1e6
+    return RuleDecision(rule, timezone.now() - timedelta(microseconds=decided_in_us), decided_in_us)
 
 
 @receiver([post_save, post_delete], sender=ApprovalRule)

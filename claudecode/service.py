@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from datetime import datetime, timedelta
+import uuid
+from datetime import timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -17,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from claudecode.events import HookCall, bounded, outcome
-from claudecode.models import CompiledRule
+from claudecode.policy import RuleDecision
 from lifecycle.models import AgentSession, SessionEventType, SessionMessage
 from questions.kinds import Kind, kind_of
 from questions.models import Question, Status
@@ -133,7 +134,13 @@ def approval_text(tool_name: str, summary: str) -> str:
 
 
 def ask_approval(
-    token: AgentToken | None, asker_name: str, payload: dict[str, Any], session: AgentSession | None, summary: str
+    token: AgentToken | None,
+    asker_name: str,
+    payload: dict[str, Any],
+    session: AgentSession | None,
+    summary: str,
+    *,
+    new_id: uuid.UUID | None = None,
 ) -> tuple[Question, bool]:
     """A pending approval on every dashboard (or the same tool use's approval, already asked)."""
     tool_name = payload["tool_name"]
@@ -147,13 +154,8 @@ def ask_approval(
         payload=payload,
         session=session,
         key=approval_key(tool_name, payload["tool_input"]),
+        new_id=new_id,
     )
-
-
-def rule_decision(rule: CompiledRule) -> dict[str, Any]:
-    if rule.action == "deny":
-        return {"behavior": "deny", "message": rule.message}
-    return {"behavior": "allow"}
 
 
 def record_rule_decision(
@@ -162,16 +164,13 @@ def record_rule_decision(
     payload: dict[str, Any],
     session: AgentSession | None,
     summary: str,
-    rule: CompiledRule,
-    *,
-    asked_at: datetime,
-    decided_in_us: float,
+    ruled: RuleDecision,
 ) -> Question:
     """A rule's decision, kept in history like a person's: which rule, when, how fast, on what input."""
     kind = kind_of(Kind.APPROVAL)
     # An unsaved question is what the kind reads: the row is written with the answer, below.
-    reply = kind.parse(Question(kind=Kind.APPROVAL, payload=payload, allow_free_text=False), rule_decision(rule))
-    payload = {**payload, "decided_by_rule": rule.pk, "decided_in_us": round(decided_in_us, 1)}
+    reply = kind.parse(Question(kind=Kind.APPROVAL, payload=payload, allow_free_text=False), ruled.decision)
+    payload = {**payload, "decided_by_rule": ruled.rule.pk, "decided_in_us": round(ruled.decided_in_us, 1)}
     question = Question.decided(
         asker=token,
         asker_name=asker_name,
@@ -179,11 +178,11 @@ def record_rule_decision(
         text=approval_text(payload["tool_name"], summary),
         payload=payload,
         reply=reply,
-        by_name=rule.label,
+        by_name=ruled.rule.label,
         source="rule",
         session=session,
-        asked_at=asked_at,
-        decided_at=asked_at + timedelta(microseconds=decided_in_us),
+        asked_at=ruled.asked_at,
+        decided_at=ruled.asked_at + timedelta(microseconds=ruled.decided_in_us),
     )
     if session is not None:
         approval_decided(session, question)

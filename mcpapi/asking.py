@@ -11,21 +11,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import anyio
-from channels.layers import get_channel_layer
 from django.conf import settings
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from hookbridge_site import layer_groups, presence, runtime
+from hookbridge_site import presence, runtime
 from hookbridge_site.db import database_sync_to_async
 from hookbridge_site.limits import OverLimit
 from mcpapi import calls, client_log
-from questions import waiting
-from questions.models import CancelReason, Kind, Question, RateLimited, Status, question_group
-from questions.waiting import WaitPolicy, wait_for_resolution
+from questions import asking as questions_asking
+from questions.asking import Caller, WaitPolicy, wait_for_resolution
+from questions.models import CancelReason, Kind, Question, RateLimited, Status
 from tokens.models import AgentToken
 
 logger = logging.getLogger(__name__)
@@ -117,38 +115,22 @@ class Progress:
         await self._ctx.report_progress(value, None, message)
 
 
-async def wait(
-    question: Question,
-    ctx: Context,
-    asker: AgentToken | None,
-    tool: str,
-    *,
-    channel: str | None = None,
-    progress: Progress | None = None,
-    just_written: bool = False,
-) -> CallToolResult:
-    """Block until the question is resolved (or the hold runs out) and build the result.
-
-    `progress`: the call's reporter, when it has already reported (its values only go up).
-    `just_written`: `question` is as this call wrote it, `channel` in its group since before (no first read).
-    """
-    with_progress = has_progress_token(ctx)
-    progress = progress or Progress(ctx)
-    cancelled = calls.cancelled_by_client.get()
-
+def call_caller(ctx: Context, asker: AgentToken | None, progress: Progress) -> Caller:
+    """This tool call as questions.asking sees its callers: its cancel group, its progress, the SDK's cancels."""
     request_id = str(ctx.request_id)
-    extra_groups = (calls.call_group(asker.pk, request_id),) if asker is not None else ()
-    final = await wait_for_resolution(
-        question.pk,
-        WaitPolicy.from_settings(with_progress=with_progress),
-        progress=progress if with_progress else None,
-        extra_groups=extra_groups,
-        cancel_reason=lambda: runtime.stdio_cancel_reasons.pop(request_id, None),
-        channel=channel,
+    cancelled = calls.cancelled_by_client.get()
+    return Caller(
+        token_id=asker.pk if asker is not None else None,
+        cancel_groups=(calls.call_group(asker.pk, request_id),) if asker is not None else (),
+        on_cancel=cancelled.set if cancelled is not None else None,
+        transport_cancel=lambda: runtime.stdio_cancel_reasons.pop(request_id, None),
         cancel_after_close=calls.cancellable_by_notification.get(),
-        on_client_cancel=cancelled.set if cancelled is not None else None,
-        written=question if just_written else None,
+        progress=progress if has_progress_token(ctx) else None,
     )
+
+
+async def result_of(final: Question, ctx: Context, tool: str) -> CallToolResult:
+    """The tool result for a question a wait gave back; an answer is marked as handed over once it is sent."""
     if final.status == Status.ANSWERED:
         deliveries = calls.pending_deliveries.get()
         if deliveries is None:
@@ -157,6 +139,13 @@ async def wait(
             deliveries.append(final.pk)
     can_wait = final.status == Status.PENDING and await offers(ctx, "wait_for_answer")
     return outcome(final, tool, can_wait_for_answer=can_wait)
+
+
+async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool: str) -> CallToolResult:
+    """Block on a question that exists (wait_for_answer) until it is resolved (or the hold runs out)."""
+    caller = call_caller(ctx, asker, Progress(ctx))
+    policy = WaitPolicy.from_settings(with_progress=has_progress_token(ctx))
+    return await result_of(await wait_for_resolution(question.pk, policy, caller), ctx, tool)
 
 
 async def open_dashboard_if_unwatched(question: Question) -> str | None:
@@ -189,61 +178,14 @@ async def open_dashboard_if_unwatched(question: Question) -> str | None:
     return f"Nobody has the Hook Bridge dashboard open and no browser could be opened: answer at {url}"
 
 
-async def _left_behind(writing: asyncio.Future[tuple[Question, bool]]) -> None:
-    """A call cut (client gone, worker stopping) after its question was written and before it waited.
-
-    The question exists and nobody waits on it: marked as left, like one whose wait was cut.
-    """
-    with anyio.CancelScope(shield=True):
-        try:
-            written, _ = await writing
-        except Exception:
-            return  # nothing was written
-        finally:
-            runtime.asks_in_flight.discard(writing)
-        why = "the server restarted" if runtime.shutting_down.is_set() else "the connection to the agent closed"
-        await database_sync_to_async(written.agent_stopped_waiting)(why)
-
-
-async def listen_for_cancel(asker: AgentToken | None, request_id: str, new_id: uuid.UUID) -> str | None:
-    """A channel in the call's cancellation group and in the group of the question it may write, joined first.
-
-    A client may cancel the moment the question is visible (the TypeScript SDK on Esc), which can
-    be before the wait has joined the group: the cancel then waits in this channel for the wait.
-    Likewise an answer given the moment a new question is written: its wake-up waits here, so the
-    wait need not read the row it has just written (questions.waiting, `written`).
-    """
-    if asker is None:
-        return None  # stdio: the SDK cancels the handler itself
-    layer = get_channel_layer()
-    try:
-        channel: str = await layer.new_channel("hookbridge.wait")
-        await layer.group_add(calls.call_group(asker.pk, request_id), channel)
-        await layer.group_add(question_group(new_id), channel)
-    except Exception:
-        logger.warning("Channel layer unavailable: request %s is joined to its cancel group when it waits", request_id)
-        return None
-    return channel
-
-
-async def stop_listening(
-    asker: AgentToken | None, request_id: str, channel: str | None, new_id: uuid.UUID, *, cancel_group: bool = True
-) -> None:
-    """Leave the groups listen_for_cancel joined: the new question's, and (unless the wait goes on) the cancel group."""
-    if asker is None or channel is None:
-        return
-    groups = [question_group(new_id), *([calls.call_group(asker.pk, request_id)] if cancel_group else [])]
-    await layer_groups.leave(groups, channel)
-
-
 @contextmanager
 def waiting_slot(asker: AgentToken | None) -> Iterator[None]:
-    """One of the token's HOOKBRIDGE_MAX_WAITING_PER_TOKEN waiting calls, taken before anything is written."""
+    """One of the token's waiting calls, for a wait on a question that exists (wait_for_answer)."""
     if asker is None:  # stdio: one client per process
         yield
         return
     try:
-        with waiting.waiting_slot(asker.pk, what="calls waiting for a person with this token"):
+        with questions_asking.waiting_slot(asker.pk, what="calls waiting for a person with this token"):
             yield
     except OverLimit as exc:  # raised only on the way in: the body never takes a second slot
         raise ToolError(str(exc)) from None
@@ -261,57 +203,44 @@ async def ask_and_wait(
     timeout: float | None,
     key: str | None = None,
 ) -> CallToolResult:
+    """An asking tool's call: questions.asking's ask, told of this call's cancels and progress, read as a result."""
     asker, asker_name = caller()
     progress = Progress(ctx)
-    # A slot of the token's waiting calls, taken before anything is written.
-    with waiting_slot(asker):
-        request_id = str(ctx.request_id) if asker is not None else ""
-        new_id = uuid.uuid4()
-        listening = await listen_for_cancel(asker, request_id, new_id)
-        writing = asyncio.ensure_future(
-            database_sync_to_async(Question.ask)(
-                asker=asker,
-                asker_name=asker_name,
-                text=text,
-                options=options or [],
-                allow_free_text=allow_free_text,
-                kind=kind,
-                payload=payload or {},
-                timeout_seconds=timeout,
-                key=key,
-                new_id=new_id,
-            )
+    note: str | None = None
+
+    def write(new_id: uuid.UUID) -> tuple[Question, bool]:
+        return Question.ask(
+            asker=asker,
+            asker_name=asker_name,
+            text=text,
+            options=options or [],
+            allow_free_text=allow_free_text,
+            kind=kind,
+            payload=payload or {},
+            timeout_seconds=timeout,
+            key=key,
+            new_id=new_id,
         )
-        runtime.asks_in_flight.add(writing)
-        try:
-            question, reattached = await asyncio.shield(writing)
-            logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
-            note = None if reattached else await open_dashboard_if_unwatched(question)
-            if note:
-                # At once, not only in the result: as progress to a client that asked for it, else as a log message.
-                if has_progress_token(ctx):
-                    await progress(0, note)
-                else:
-                    await client_log.ClientLog(ctx, logger_name="hookbridge")("warning", note)
-        except RateLimited as exc:
-            runtime.asks_in_flight.discard(writing)
-            await stop_listening(asker, request_id, listening, new_id)
-            raise ToolError(str(exc)) from None
-        except Exception:
-            runtime.asks_in_flight.discard(writing)
-            await stop_listening(asker, request_id, listening, new_id)
-            raise
-        except asyncio.CancelledError:
-            await _left_behind(writing)
-            await stop_listening(asker, request_id, listening, new_id)
-            raise
-        just_written = listening is not None and question.pk == new_id
-        if not just_written:
-            # Re-attached: the wait joins that question's group and reads its row.
-            await stop_listening(asker, request_id, listening, new_id, cancel_group=False)
-        # No await between these two: from here the wait counts the question (questions.runtime.waiting_on).
-        runtime.asks_in_flight.discard(writing)
-        result = await wait(question, ctx, asker, tool, channel=listening, progress=progress, just_written=just_written)
+
+    async def written(question: Question, reattached: bool) -> None:
+        nonlocal note
+        logger.info("%s %s from %s (%s)", kind, question.pk, asker_name, "re-attached" if reattached else "new")
+        note = None if reattached else await open_dashboard_if_unwatched(question)
         if note:
-            result.content.append(TextContent(type="text", text=note))
-        return result
+            # At once, not only in the result: as progress to a client that asked for it, else as a log message.
+            if has_progress_token(ctx):
+                await progress(0, note)
+            else:
+                await client_log.ClientLog(ctx, logger_name="hookbridge")("warning", note)
+
+    policy = WaitPolicy.from_settings(with_progress=has_progress_token(ctx))
+    try:
+        asked = await questions_asking.ask_and_wait(
+            write, policy, call_caller(ctx, asker, progress), on_written=written
+        )
+    except (OverLimit, RateLimited) as exc:  # raised before anything waits: the call fails, naming the limit
+        raise ToolError(str(exc)) from None
+    result = await result_of(asked.question, ctx, tool)
+    if note:
+        result.content.append(TextContent(type="text", text=note))
+    return result

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from claudecode import service
 from claudecode.models import ApprovalRule, CompiledRule
+from claudecode.policy import RuleDecision
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions.models import Question
 from tokens.models import AgentToken
@@ -139,9 +140,8 @@ def test_a_rules_decision_shows_which_rule_and_its_own_time(admin_client: Client
     token, _ = AgentToken.issue("agent-a")
     rule = ApprovalRule.objects.create(tool_pattern="Bash", input_pattern="^npm test$", action="allow")
     payload = {"event": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "npm test"}}
-    question = service.record_rule_decision(
-        token, "agent-a", payload, None, "Bash: npm test", CompiledRule(rule), asked_at=timezone.now(), decided_in_us=42
-    )
+    ruled = RuleDecision(CompiledRule(rule), asked_at=timezone.now(), decided_in_us=42)
+    question = service.record_rule_decision(token, "agent-a", payload, None, "Bash: npm test", ruled)
     listing = admin_client.get("/admin/questions/question/?kind__exact=approval").content.decode()
     assert "42 µs" in listing
     assert f"rule #{rule.pk} allow Bash /^npm test$/" in listing

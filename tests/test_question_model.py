@@ -210,7 +210,7 @@ def test_many_calls_cut_at_once_are_marked_in_chunks_and_told_to_dashboards_once
     # once per UPDATE of 500, and building the queue four times was most of the time to let them go.
     from questions import models as question_models
     from questions import signals
-    from questions.waiting import _mark_left
+    from questions.asking import _mark_left
 
     monkeypatch.setattr(question_models, "LEAVERS_PER_UPDATE", 2)
     asked = [ask(token, text=f"Proceed {n}?")[0].pk for n in range(5)]

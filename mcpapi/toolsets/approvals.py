@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import timedelta
 from typing import Annotated, Any
 
 from django.conf import settings
-from django.utils import timezone
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictStr
@@ -59,13 +57,10 @@ async def approve(
         "cwd": "",
     }
     summary = summarise(tool_name, input)
-    rule = await policy.matching(tool_name, input, "")
-    if rule is not None:
-        decided_in_us = (time.perf_counter() - started) * 1e6
-        asked_at = timezone.now() - timedelta(microseconds=decided_in_us)
-        question = await database_sync_to_async(service.record_rule_decision)(
-            asker, asker_name, payload, None, summary, rule, asked_at=asked_at, decided_in_us=decided_in_us
-        )
+    ruled = await policy.decide_by_rule(tool_name, input, "", since=started)
+    if ruled is not None:
+        record = service.record_rule_decision
+        question = await database_sync_to_async(record)(asker, asker_name, payload, None, summary, ruled)
         kind = question.kind_spec
         return _decision(kind.structured_result(question, question.answer.data))
     result = await ask_and_wait(

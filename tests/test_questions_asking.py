@@ -1,17 +1,25 @@
-"""The blocking wait: the row is the truth, a message only a hint."""
+"""questions.asking: the one blocking ask and its wait; the row is the truth, a message only a hint."""
 
 from __future__ import annotations
 
 import asyncio
+import time
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from questions.models import Answer, Question, Status
-from questions.waiting import WaitPolicy, wait_for_resolution
+from hookbridge_site import runtime
+from hookbridge_site.limits import OverLimit
+from questions import asking
+from questions.asking import Caller, WaitPolicy, wait_for_resolution
+from questions.models import Answer, CancelReason, Question, Status, wake_up
 from tokens.models import AgentToken
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -54,7 +62,7 @@ async def test_a_lost_wake_up_costs_one_slice_not_the_answer(caplog: pytest.LogC
     waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=0.3)))
     await asyncio.sleep(0.1)
     await answer_without_a_wake_up(question)
-    with caplog.at_level("INFO", logger="questions.waiting"):
+    with caplog.at_level("INFO", logger="questions.asking"):
         resolved = await asyncio.wait_for(waiting, 2)
     assert resolved.status == Status.ANSWERED
     assert resolved.answer.text == "found by re-reading"
@@ -65,7 +73,7 @@ async def test_an_answer_that_wakes_the_call_is_not_logged_as_a_lost_wake_up(cap
     question = await ask()
     waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=0.2)))
     await asyncio.sleep(0.3)  # a slice passes first; the answer lands mid-way through the next
-    with caplog.at_level("INFO", logger="questions.waiting"):
+    with caplog.at_level("INFO", logger="questions.asking"):
         await database_sync_to_async(question.record_answer)("woken", by_token=None)
         resolved = await asyncio.wait_for(waiting, 2)
     assert resolved.answer.text == "woken"
@@ -75,17 +83,15 @@ async def test_an_answer_that_wakes_the_call_is_not_logged_as_a_lost_wake_up(cap
 async def test_a_woken_call_returns_the_answer_its_wake_up_carried_without_reading_the_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from questions import waiting as waiting_module
-
     question = await ask()
     reads: list[object] = []
-    read_row = waiting_module._read
+    read_row = asking._read
 
     async def counting(question_id: object) -> Question:
         reads.append(question_id)
         return await read_row(question_id)
 
-    monkeypatch.setattr(waiting_module, "_read", counting)
+    monkeypatch.setattr(asking, "_read", counting)
     waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(slice_seconds=30)))
     await asyncio.sleep(0.2)
     assert len(reads) == 1  # the first read, which found it pending
@@ -158,7 +164,7 @@ async def test_it_reports_progress_at_the_interval() -> None:
         reports.append((elapsed, message))
 
     resolved = await asyncio.wait_for(
-        wait_for_resolution(question.pk, policy(max_hold=None, progress_interval=0.2), progress=progress),
+        wait_for_resolution(question.pk, policy(max_hold=None, progress_interval=0.2), Caller(progress=progress)),
         5,
     )
     assert resolved.status == Status.TIMED_OUT
@@ -179,7 +185,7 @@ async def test_the_first_progress_report_goes_out_at_once() -> None:
             first.set_result(message)
 
     waiting = asyncio.create_task(
-        wait_for_resolution(question.pk, policy(max_hold=None, progress_interval=30), progress=progress)
+        wait_for_resolution(question.pk, policy(max_hold=None, progress_interval=30), Caller(progress=progress))
     )
     message = await asyncio.wait_for(first, 1)  # not after the 30 s interval
     assert where(question) in message
@@ -230,20 +236,18 @@ async def test_a_closed_call_listens_for_a_late_cancel_only_where_one_can_come(
 ) -> None:
     # The handshake era's Esc may send its cancel just after the stream closed; on 2026-07-28 the
     # close is the cancel, and 2,000 calls hung up at once were each kept half a second for nothing.
-    from questions import waiting as waiting_module
-
     listened: list[str] = []
-    listen = waiting_module._cancel_after_the_close
+    listen = asking.Wait._cancel_after_the_close
 
-    async def noting(layer: Any, channel: str, receiving: Any) -> Any:
-        listened.append(channel)
-        return await listen(layer, channel, receiving)
+    async def noting(wait: asking.Wait) -> Any:
+        listened.append(str(wait.channel))
+        return await listen(wait)
 
-    monkeypatch.setattr(waiting_module, "_cancel_after_the_close", noting)
+    monkeypatch.setattr(asking.Wait, "_cancel_after_the_close", noting)
     question = await ask()
     waiting = asyncio.create_task(
         wait_for_resolution(
-            question.pk, policy(), extra_groups=("mcpcall.late",), cancel_after_close=cancel_after_close
+            question.pk, policy(), Caller(cancel_groups=("mcpcall.late",), cancel_after_close=cancel_after_close)
         )
     )
     await asyncio.sleep(0.2)
@@ -268,7 +272,7 @@ async def test_a_routed_cancel_aborts_or_gives_up_by_its_reason(reason: str, abo
     from channels.layers import get_channel_layer
 
     question = await ask()
-    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(), extra_groups=("mcpcall.test",)))
+    waiting = asyncio.create_task(wait_for_resolution(question.pk, policy(), Caller(cancel_groups=("mcpcall.test",))))
     await asyncio.sleep(0.2)
     await get_channel_layer().group_send("mcpcall.test", {"type": "call.cancel", "reason": reason})
     returned = await asyncio.wait_for(waiting, 2)
@@ -286,7 +290,9 @@ async def test_a_cancel_the_transport_applied_itself_is_told_by_its_noted_reason
     """stdio: the SDK cancels the handler; mcp_stdio noted the reason first."""
     question = await ask()
     waiting = asyncio.create_task(
-        wait_for_resolution(question.pk, policy(), cancel_reason=lambda: "AbortError: This operation was aborted")
+        wait_for_resolution(
+            question.pk, policy(), Caller(transport_cancel=lambda: "AbortError: This operation was aborted")
+        )
     )
     await asyncio.sleep(0.2)
     waiting.cancel()
@@ -311,7 +317,7 @@ async def test_a_call_waiting_again_takes_back_a_question_marked_as_left() -> No
     [(1, 2.0), (400, 2.0), (401, 2.005), (2000, 10.0)],
 )
 def test_the_slice_grows_with_the_crowd_to_keep_rereads_near_the_budget(waiting: int, expected: float) -> None:
-    from questions.waiting import slice_for
+    from questions.asking import slice_for
 
     assert slice_for(2.0, waiting, 200) == pytest.approx(expected)
 
@@ -345,3 +351,176 @@ async def test_one_receive_spans_the_slices_instead_of_being_cancelled_at_each(
     assert resolved.answer.text == "after ten slices"
     assert len(started) == 1, (started, cancelled)
     assert cancelled == [], (started, cancelled)
+
+
+# --- ask_and_wait: the write and the wait together, without a server ------------------------------
+
+
+def writer(text: str, **fields: Any) -> Callable[[uuid.UUID], tuple[Question, bool]]:
+    token, _ = AgentToken.issue("agent-a")
+
+    def write(new_id: uuid.UUID) -> tuple[Question, bool]:
+        return Question.ask(asker=token, asker_name="agent-a", text=text, options=[], new_id=new_id, **fields)
+
+    return write
+
+
+async def test_a_call_cut_while_its_question_is_written_marks_it_as_left() -> None:
+    write = await database_sync_to_async(writer)("Cut?")
+    writing = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_write(new_id: uuid.UUID) -> tuple[Question, bool]:
+        loop.call_soon_threadsafe(writing.set)
+        time.sleep(0.3)  # the row is still being written when the client goes away
+        written: tuple[Question, bool] = write(new_id)
+        return written
+
+    call = asyncio.create_task(asking.ask_and_wait(slow_write, policy(), Caller(token_id=1)))
+    await writing.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    stored = await database_sync_to_async(Question.objects.get)(text="Cut?")
+    assert stored.status == Status.PENDING
+    assert stored.agent_left
+    assert stored.agent_left_reason == "the connection to the agent closed"
+    assert not runtime.asks_in_flight, "nothing is left for a stopping worker to wait for"
+    assert runtime.waiting_per_token[1] == 0, "the slot is given back"
+
+
+async def test_a_cancel_routed_between_the_write_and_the_wait_ends_the_wait() -> None:
+    # The TypeScript SDK cancels on Esc the moment the card shows, before the call has started to wait.
+    write = await database_sync_to_async(writer)("Esc at once?")
+
+    def write_then_cancel(new_id: uuid.UUID) -> tuple[Question, bool]:
+        written: tuple[Question, bool] = write(new_id)
+        message = {"type": "call.cancel", "reason": "User pressed Esc"}
+        async_to_sync(get_channel_layer().group_send)("mcpcall.esc", message)
+        return written
+
+    cancelled: list[bool] = []
+    caller = Caller(cancel_groups=("mcpcall.esc",), on_cancel=lambda: cancelled.append(True))
+    asked = await asyncio.wait_for(asking.ask_and_wait(write_then_cancel, policy(slice_seconds=30), caller), 5)
+    assert (asked.question.status, asked.question.cancel_reason) == (Status.CANCELLED, CancelReason.CLIENT_CANCELLED)
+    assert cancelled == [True]
+
+
+async def test_an_answer_given_the_moment_the_question_is_written_needs_no_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write = await database_sync_to_async(writer)("Answered at once?")
+    reads: list[object] = []
+    monkeypatch.setattr(asking, "_read", lambda question_id: reads.append(question_id))
+
+    def write_then_answer(new_id: uuid.UUID) -> tuple[Question, bool]:
+        written, reattached = write(new_id)
+        written.record_answer("at once", by_token=None, by_name="bob")
+        return written, reattached
+
+    asked = await asyncio.wait_for(asking.ask_and_wait(write_then_answer, policy(slice_seconds=30), Caller()), 5)
+    assert (asked.question.status, asked.question.answer.text, asked.reattached) == (Status.ANSWERED, "at once", False)
+    assert reads == []
+
+
+async def test_a_second_identical_ask_reattaches_and_waits_on_the_first_question() -> None:
+    write = await database_sync_to_async(writer)("Same twice?")
+    first = asyncio.create_task(asking.ask_and_wait(write, policy(), Caller()))
+    await asyncio.sleep(0.3)
+    second = asyncio.create_task(asking.ask_and_wait(write, policy(), Caller()))
+    await asyncio.sleep(0.3)
+    question = await database_sync_to_async(Question.objects.get)(text="Same twice?")
+    await database_sync_to_async(question.record_answer)("once for both", by_token=None)
+    one, two = await asyncio.wait_for(asyncio.gather(first, second), 5)
+    assert (one.reattached, two.reattached) == (False, True)
+    assert one.question.pk == two.question.pk == question.pk
+    assert two.question.answer.text == "once for both"
+
+
+async def test_past_the_tokens_limit_it_refuses_before_writing(settings: Any) -> None:
+    settings.HOOKBRIDGE_MAX_WAITING_PER_TOKEN = 1
+    write = await database_sync_to_async(writer)("One at a time?")
+    first = asyncio.create_task(asking.ask_and_wait(write, policy(), Caller(token_id=9, slot_words="approvals")))
+    await asyncio.sleep(0.3)
+    with pytest.raises(OverLimit, match="HOOKBRIDGE_MAX_WAITING_PER_TOKEN") as refused:
+        await asking.ask_and_wait(writer_never_called, policy(), Caller(token_id=9, slot_words="approvals"))
+    assert "approvals" in str(refused.value)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+
+
+def writer_never_called(new_id: uuid.UUID) -> tuple[Question, bool]:
+    raise AssertionError("written past the limit")
+
+
+async def test_a_caller_that_marks_its_own_leaving_is_told_instead_of_the_default() -> None:
+    # An approval's host that closed its request has moved on: its adapter takes the card down.
+    write = await database_sync_to_async(writer)("Host gone?")
+    told: list[tuple[uuid.UUID, str]] = []
+
+    async def left(question_id: uuid.UUID, why: str) -> None:
+        told.append((question_id, why))
+
+    call = asyncio.create_task(asking.ask_and_wait(write, policy(), Caller(left=left, closed="the host closed it")))
+    await asyncio.sleep(0.3)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    stored = await database_sync_to_async(Question.objects.get)(text="Host gone?")
+    assert told == [(stored.pk, "the host closed it")]
+    assert not stored.agent_left, "the default mark is not made as well"
+
+
+async def test_a_policy_may_depend_on_the_question_as_written() -> None:
+    write = await database_sync_to_async(writer)("Held how long?")
+    seen: list[str] = []
+
+    def held(question: Question) -> WaitPolicy:
+        seen.append(question.text)
+        return policy(max_hold=0.2, leave_when_held_out=False)
+
+    asked = await asyncio.wait_for(asking.ask_and_wait(write, held, Caller()), 3)
+    assert seen == ["Held how long?"]
+    assert asked.question.status == Status.PENDING
+
+
+# --- Wait's own steps, one at a time ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy_fields", "since_progress", "time_left", "expected"),
+    [
+        ({"slice_seconds": 2.0, "max_hold": None, "progress_interval": None}, None, None, 2.0),
+        ({"slice_seconds": 2.0, "max_hold": 0.5, "progress_interval": None}, None, None, 0.5),
+        ({"slice_seconds": 2.0, "max_hold": None, "progress_interval": 1.5}, 1.0, None, 0.5),
+        ({"slice_seconds": 2.0, "max_hold": None, "progress_interval": None}, None, 0.3, 0.3),
+        ({"slice_seconds": 2.0, "max_hold": None, "progress_interval": None}, None, -4.0, 0.01),
+    ],
+)
+async def test_the_next_slice_ends_at_the_first_thing_due(
+    policy_fields: dict[str, Any], since_progress: float | None, time_left: float | None, expected: float
+) -> None:
+    wait = asking.Wait(uuid.uuid4(), WaitPolicy(**policy_fields), Caller())
+    if since_progress is not None:
+        wait.last_progress = wait.loop.time() - since_progress
+    wait.time_left = time_left
+    assert wait.next_timeout() == pytest.approx(expected, abs=0.02)
+
+
+async def test_a_wake_up_that_carries_the_answer_settles_the_wait_without_a_read() -> None:
+    wait = asking.Wait(uuid.uuid4(), policy(), Caller())
+    question = Question(pk=wait.question_id, status=Status.PENDING, text="?")
+    carried = wake_up(Answer(text="yes", data={"answer": "yes"}, answered_by="bob", created_at=timezone.now()))
+    message = await wait.on_message(carried, question)
+    assert message is question
+    assert (question.status, question.answer.text) == (Status.ANSWERED, "yes")
+
+
+async def test_a_wake_up_without_its_answer_or_of_another_type_means_read_again() -> None:
+    wait = asking.Wait(uuid.uuid4(), policy(), Caller())
+    question = Question(pk=wait.question_id, status=Status.PENDING, text="?")
+    assert await wait.on_message({"type": "question.resolved"}, question) is None
+    assert await wait.on_message({"type": "question.resolved", "answered": {"text": 1}}, question) is None
+    assert await wait.on_message({"type": "something.else"}, question) is None
+    assert question.status == Status.PENDING
