@@ -41,7 +41,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,55 +50,15 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench import load
-from bench.load import AgentFactory
 from bench.report import RESULTS, table, write
 from bench.servers import Setup, agent, embedded, environment, raise_open_files_limit, rss_bytes, rss_of, team
+from bench.system import System, one_question
 from tests.live import ROOT, free_port
 from tests.team import POSTGRES_URL, REDIS_URL, _reachable
 
 PEERS = ROOT / "bench" / ".peers"
 MFE = PEERS / "mcp-feedback-enhanced" / "bin" / "mcp-feedback-enhanced"
 ANSWER = "ok"
-
-
-@dataclass
-class System:
-    """One system as the harness drives it: an agent's call, and a person who finds and answers it."""
-
-    name: str
-    call: Callable[[str], Awaitable[None]]
-    find: Callable[[str], Awaitable[Any]]
-    send: Callable[[Any], Awaitable[None]]
-    bare_404: Callable[[], Awaitable[int]] | None = None
-    # For the measurements under load (bench/load.py); HTTP systems only.
-    agent: AgentFactory | None = None  # one more agent, with a connection pool of its own
-    event: Callable[[Client, int], Awaitable[None]] | None = None  # one lifecycle event
-    pending: Callable[[], Awaitable[int]] | None = None  # calls the server holds (not those it let go)
-    rss: Callable[[], int] | None = None  # the worker's resident memory, in bytes
-    forget: Callable[[str], Awaitable[None]] | None = None  # drop a finished run's questions from the queue
-    samples: dict[float, list[list[float]]] = field(default_factory=dict)  # think -> per round
-    bare: list[list[float]] = field(default_factory=list)
-    load: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # measurement -> per round
-
-
-async def one_question(system: System, think: float, n: int) -> float:
-    text = f"compare {uuid.uuid4().hex[:8]}: question {n}. Which way?"
-    returned = asyncio.get_running_loop().create_future()
-
-    async def agent() -> None:
-        await system.call(text)
-        returned.set_result(time.perf_counter())
-
-    call = asyncio.create_task(agent())
-    try:
-        handle = await asyncio.wait_for(system.find(text), 30)
-        await asyncio.sleep(think)
-        sent = time.perf_counter()
-        await system.send(handle)
-        await asyncio.wait_for(call, 30)
-    finally:
-        call.cancel()
-    return float(returned.result()) - sent
 
 
 # --- the systems ---------------------------------------------------------------------------

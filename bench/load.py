@@ -19,8 +19,8 @@ import statistics
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import httpx2
 from mcp import Client
@@ -28,9 +28,7 @@ from websockets.asyncio.client import ClientConnection
 
 from bench.scenarios import dashboards
 from bench.servers import embedded
-
-if TYPE_CHECKING:
-    from bench.compare import System
+from bench.system import System, one_question
 
 # Calls opened together before waiting for the server to hold them all: agents arrive over
 # time, and thousands of connections at once overflow a listen backlog (Twisted's is 50).
@@ -75,8 +73,6 @@ async def events(system: System, agents: int, seconds: float) -> dict[str, Any]:
 
 async def held(system: System, count: int, sample: int) -> dict[str, Any]:
     """`count` calls held at once on one worker: cost to open and hold them, an answer meanwhile, a mass hang-up."""
-    from bench.compare import one_question
-
     assert system.agent is not None
     assert system.pending is not None
     assert system.rss is not None
@@ -191,6 +187,3 @@ async def fanout_pair(history: int) -> AsyncIterator[FanoutPair]:
             for label in pair.sides:  # warm: templates compiled, connections open
                 await pair.one(label, -1)
             yield pair
-
-
-AgentFactory = Callable[[], AbstractAsyncContextManager[Client]]

@@ -29,10 +29,10 @@ from starlette.types import Receive, Scope, Send
 from claudecode import events, policy, service
 from claudecode.events import BadHookBody, HookCall
 from claudecode.policy import RuleDecision
-from hookbridge_site import jsonapi
-from hookbridge_site.asgi_io import header, read_body, send_json
-from hookbridge_site.db import database_sync_to_async
-from hookbridge_site.limits import OverLimit
+from core import jsonapi
+from core.asgi_io import header, read_body, send_json
+from core.db import database_sync_to_async
+from core.limits import OverLimit
 from lifecycle.models import AgentSession, SessionTaken
 from questions.asking import Caller, WaitPolicy, ask_and_wait
 from questions.models import Question, RateLimited, Status

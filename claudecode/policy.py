@@ -16,8 +16,8 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from claudecode.models import ApprovalRule, CompiledRule, input_text
-from hookbridge_site import runtime
-from hookbridge_site.db import database_sync_to_async
+from core import runtime
+from core.db import database_sync_to_async
 
 RULES_TTL = 1.0
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from core import presence, runtime
+from core.broadcast import DASHBOARD_GROUP
+from core.consumers import LiveConsumer
+from core.db import database_sync_to_async
 from dashboard import events, state, watcher
-from hookbridge_site import presence, runtime
-from hookbridge_site.broadcast import DASHBOARD_GROUP
-from hookbridge_site.consumers import LiveConsumer
-from hookbridge_site.db import database_sync_to_async
 from tokens.models import Scope
 
 

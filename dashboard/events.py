@@ -19,8 +19,8 @@ from django.conf import settings
 from django.dispatch import receiver
 from django.utils import timezone
 
-from hookbridge_site import broadcast
-from hookbridge_site.limits import fit, size_of, with_list
+from core import broadcast
+from core.limits import fit, size_of, with_list
 from lifecycle import signals as lifecycle_signals
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 from questions import signals as question_signals

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from hookbridge_site import runtime
+from core import runtime
 from hooks.models import HookRun
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions import kinds, queue

@@ -3,7 +3,7 @@
 A plain in-memory channel layer lives in one process, so a question asked (or a
 hook run) through `mcp_stdio` (another process, same database) would send its push
 nowhere the web server can hear. The embedded default's layer is shared between
-local processes (hookbridge_site.local_layer), and with Redis every process shares
+local processes (core.local_layer), and with Redis every process shares
 the layer: then this watcher never runs. Where the local layer cannot be shared
 (no Unix datagram sockets), it compares the pending questions and the latest hook
 runs in the database with what this process's dashboards last got
@@ -22,11 +22,11 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.dispatch import receiver
 
+from core import runtime
+from core.broadcast import DASHBOARD_GROUP
+from core.db import database_sync_to_async
+from core.local_layer import LocalChannelLayer
 from dashboard import state
-from hookbridge_site import runtime
-from hookbridge_site.broadcast import DASHBOARD_GROUP
-from hookbridge_site.db import database_sync_to_async
-from hookbridge_site.local_layer import LocalChannelLayer
 from hooks.models import HookRun
 from questions import signals as question_signals
 from questions.models import Question

@@ -1,6 +1,6 @@
 """The ASGI router: /mcp goes to the MCP SDK's app, /hooks/claude to Claude Code's hooks, the rest to Django.
 
-The site's routing is the one place that imports every app, mcpapi included (docs/architecture.md).
+The site shell is the top floor: the one place that imports every app, mcpapi included (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from claudecode import endpoint as claude_hooks  # noqa: E402
+from core import broadcast, runtime  # noqa: E402
+from core.asgi_handler import HookBridgeASGIHandler  # noqa: E402
+from core.asgi_io import headers_only_for_head  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
-from hookbridge_site import broadcast, runtime  # noqa: E402
-from hookbridge_site.asgi_handler import HookBridgeASGIHandler  # noqa: E402
-from hookbridge_site.asgi_io import headers_only_for_head  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402

@@ -1,13 +1,14 @@
 """Hook Bridge settings: everything a user configures comes from the environment.
 
-Every variable is read through the typed helpers in hookbridge_site.env, which
+Every variable is read through the typed helpers in core.env, which
 raise at start-up on a value of the wrong type or range. Reading settings writes
 nothing: the folders the embedded default needs are made by SiteConfig.ready(),
-and the local secret key is kept by `serve` (hookbridge_site.local_secret).
+and the local secret key is kept by `serve` (core.local_secret).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
 from pathlib import Path
@@ -16,8 +17,8 @@ import django_stubs_ext
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from hookbridge_site import channel_layers, local_secret
-from hookbridge_site.env import (
+from core import channel_layers, local_secret
+from core.env import (
     env_bool,
     env_db_url,
     env_directory,
@@ -56,7 +57,7 @@ _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 LOCAL_ONLY = set(ALLOWED_HOSTS) <= _LOOPBACK_HOSTS
 
 # Local use needs no SECRET_KEY: `serve` keeps a generated one in this file, so logins survive
-# a restart without the user having to invent a secret (hookbridge_site.local_secret).
+# a restart without the user having to invent a secret (core.local_secret).
 HOOKBRIDGE_SECRET_KEY_FILE = HOOKBRIDGE_DATA_DIR / "secret_key"
 SECRET_KEY = env_str("SECRET_KEY")
 # Keys published with Hook Bridge (deploy/env.example): anyone can sign a session cookie with them.
@@ -87,7 +88,7 @@ INSTALLED_APPS = [
     "servestatic",
     "template_partials",
     # Bottom to top (docs/architecture.md); import-linter holds the order.
-    "hookbridge_site.apps.SiteConfig",
+    "core.apps.CoreConfig",
     "tokens",
     "lifecycle",
     "hooks",
@@ -95,6 +96,7 @@ INSTALLED_APPS = [
     "claudecode",
     "dashboard",
     "mcpapi",
+    "hookbridge_site.apps.SiteConfig",
 ]
 
 # Every one runs on the event loop under ASGI (hookbridge_site.middleware says how): a sync-only
@@ -132,15 +134,30 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
+
+def _templates_dir() -> Path:
+    """The site's templates: templates/ in a checkout; where the wheel's data files went once installed."""
+    here = BASE_DIR / "templates"
+    if here.is_dir():
+        return here
+    try:
+        files = importlib.metadata.files("hookbridge") or []
+    except importlib.metadata.PackageNotFoundError:
+        return here
+    for file in files:
+        if file.name == "base.html" and file.parent.name == "templates":
+            return Path(str(file.locate())).parent
+    return here
+
+
 ROOT_URLCONF = "hookbridge_site.urls"
 ASGI_APPLICATION = "hookbridge_site.asgi.application"
 
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        # The site's templates and static files are hookbridge_site's own (hookbridge_site/templates,
-        # hookbridge_site/static), so they ship in the wheel with the code.
-        "DIRS": [],
+        # templates/ at the top, as the design card says; an installed wheel carries them as data files.
+        "DIRS": [_templates_dir()],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -199,11 +216,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {"default": channel_layers.redis_channel_layer(REDIS_URL, _layer)}
 else:
     # In memory, and shared with the other processes on the same database (serve and mcp_stdio):
-    # hookbridge_site/local_layer.py. Capacity as on Redis: the default 100 queued messages per
+    # core/local_layer.py. Capacity as on Redis: the default 100 queued messages per
     # channel overflowed under a burst of 100 agents (bench/), and a full channel drops pushes silently.
-    CHANNEL_LAYERS = {
-        "default": {"BACKEND": "hookbridge_site.local_layer.LocalChannelLayer", "CONFIG": {"capacity": 1000}}
-    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "core.local_layer.LocalChannelLayer", "CONFIG": {"capacity": 1000}}}
     # One web process (the embedded default): logins are read from its memory, not the
     # database, on every dashboard request. Several workers keep sessions in the database
     # alone, so a logout on one is a logout on all.
@@ -262,7 +277,7 @@ HOOKBRIDGE_MAX_QUESTION_LENGTH = env_int("HOOKBRIDGE_MAX_QUESTION_LENGTH", 20_00
 HOOKBRIDGE_MAX_ANSWER_LENGTH = env_int("HOOKBRIDGE_MAX_ANSWER_LENGTH", 20_000)
 HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)
 # Cards on the dashboard's first page (and each "more" page): the rest load on scroll. A page is also
-# cut to fit one message (hookbridge_site.limits), however many cards that leaves.
+# cut to fit one message (core.limits), however many cards that leaves.
 HOOKBRIDGE_QUEUE_PAGE = env_int("HOOKBRIDGE_QUEUE_PAGE", 50)
 HOOKBRIDGE_MAX_BODY_BYTES = env_int("HOOKBRIDGE_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES

@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from hookbridge_site.admin import RecordAdmin
-from hookbridge_site.formatting import duration
+from core.admin import RecordAdmin
+from core.formatting import duration
 from hooks.models import HookRun, HookRunDirectory
 
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from hookbridge_site import runtime
+from core import runtime
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ import uuid
 
 from django.template.loader import render_to_string
 
-from hookbridge_site.consumers import LiveConsumer
-from hookbridge_site.db import database_sync_to_async
+from core.consumers import LiveConsumer
+from core.db import database_sync_to_async
 from hooks import live
 from hooks.models import HookRun
 

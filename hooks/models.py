@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
-from hookbridge_site.signals import send_on_commit
+from core.signals import send_on_commit
 from hooks import signals
 from tokens.models import AgentToken
 

@@ -18,9 +18,9 @@ from typing import Any
 import anyio
 from django.conf import settings
 
-from hookbridge_site import presence
-from hookbridge_site.db import database_sync_to_async
-from hookbridge_site.formatting import duration
+from core import presence
+from core.db import database_sync_to_async
+from core.formatting import duration
 from hooks import runner
 from hooks.config import Hook
 from hooks.models import AtCapacity, Busy, DirectoryStatus, HookRun, HookRunDirectory, RunStatus

@@ -1,4 +1,4 @@
-"""What a hook run announces; sent on commit by hooks.models (hookbridge_site.signals)."""
+"""What a hook run announces; sent on commit by hooks.models (core.signals)."""
 
 from __future__ import annotations
 

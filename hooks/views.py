@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from hookbridge_site.htmx import HtmxHttpRequest
+from core.htmx import HtmxHttpRequest
 from hooks.forms import RunFilter
 from hooks.models import HookRun
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from hookbridge_site.admin import RecordAdmin
+from core.admin import RecordAdmin
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 
 

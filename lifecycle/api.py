@@ -11,8 +11,8 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from hookbridge_site.jsonapi import json_error, object_body
-from hookbridge_site.limits import fit, with_list
+from core.jsonapi import json_error, object_body
+from core.limits import fit, with_list
 from lifecycle.forms import MAX_MESSAGE
 from lifecycle.models import AgentSession, SessionEvent, SessionMessage, SessionTaken
 from tokens.auth import TokenRequest, token_required

@@ -9,8 +9,8 @@ from urllib.parse import parse_qs
 
 from django.template.loader import render_to_string
 
-from hookbridge_site.consumers import LiveConsumer
-from hookbridge_site.db import database_sync_to_async
+from core.consumers import LiveConsumer
+from core.db import database_sync_to_async
 from lifecycle import live as lifecycle_live
 from lifecycle.models import AgentSession, SessionEventType
 from tokens.models import Scope

@@ -12,7 +12,7 @@ from typing import Any
 from django.dispatch import receiver
 from django.template.loader import render_to_string
 
-from hookbridge_site import broadcast
+from core import broadcast
 from lifecycle import signals
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
 

@@ -9,8 +9,8 @@ one transaction with one lookup per agent; a lone event is written at once, as b
 
 from __future__ import annotations
 
-from hookbridge_site import runtime
-from hookbridge_site.db import database_sync_to_async
+from core import runtime
+from core.db import database_sync_to_async
 from lifecycle.models import LifecycleEvent
 from tokens.models import AgentToken
 

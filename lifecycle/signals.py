@@ -1,4 +1,4 @@
-"""What lifecycle models announce; sent on commit (hookbridge_site.signals), pushed by lifecycle.live."""
+"""What lifecycle models announce; sent on commit (core.signals), pushed by lifecycle.live."""
 
 from __future__ import annotations
 

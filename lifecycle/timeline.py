@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape, quoteattr
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
-from hookbridge_site.formatting import duration
+from core.formatting import duration
 from lifecycle.models import AgentSession, EventType, SessionEventType
 
 WIDTH, LEFT, RIGHT = 900, 96, 40

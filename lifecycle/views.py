@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from hookbridge_site.htmx import HtmxHttpRequest
+from core.htmx import HtmxHttpRequest
 from lifecycle.forms import MessageForm
 from lifecycle.models import AgentSession, SessionMessage
 from tokens.models import AgentToken

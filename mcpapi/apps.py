@@ -11,7 +11,7 @@ class McpapiConfig(AppConfig):
         from django.conf import settings
         from django.core.exceptions import ImproperlyConfigured
 
-        from hookbridge_site import runtime
+        from core import runtime
         from mcpapi import toolsets
 
         runtime.reserved_tool_names = toolsets.builtin_tool_names()

@@ -17,9 +17,9 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from hookbridge_site import presence, runtime
-from hookbridge_site.db import database_sync_to_async
-from hookbridge_site.limits import OverLimit
+from core import presence, runtime
+from core.db import database_sync_to_async
+from core.limits import OverLimit
 from mcpapi import calls, client_log
 from questions import asking as questions_asking
 from questions.asking import Caller, WaitPolicy, wait_for_resolution
@@ -152,7 +152,7 @@ async def open_dashboard_if_unwatched(question: Question) -> str | None:
     """Open the question in the browser if nobody has a dashboard open (stdio by default, serve --open).
 
     Over stdio the dashboard is a `serve` process on the same database: the question opens
-    at the address it listens on (hookbridge_site.presence). Returns a note for the agent (and
+    at the address it listens on (core.presence). Returns a note for the agent (and
     so the user) when it could not be opened.
     """
     if not settings.HOOKBRIDGE_OPEN_BROWSER:

@@ -26,7 +26,7 @@ import anyio
 from channels.layers import get_channel_layer
 from django.utils.crypto import constant_time_compare, salted_hmac
 
-from hookbridge_site import layer_groups
+from core import layer_groups
 
 if TYPE_CHECKING:
     from tokens.models import AgentToken

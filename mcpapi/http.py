@@ -35,9 +35,9 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
-from hookbridge_site import jsonapi, runtime
-from hookbridge_site.asgi_io import header, read_body, send_json
-from hookbridge_site.db import database_sync_to_async
+from core import jsonapi, runtime
+from core.asgi_io import header, read_body, send_json
+from core.db import database_sync_to_async
 from mcpapi import calls, toolsets
 from questions.models import Question
 from tokens import cache as token_cache

@@ -26,7 +26,7 @@ from mcp_types import (
 )
 from pydantic import AnyHttpUrl, ValidationError
 
-from hookbridge_site import jsonapi
+from core import jsonapi
 from mcpapi import calls, client_log, toolsets
 from tokens import cache as token_cache
 from tokens.models import AgentToken, digest

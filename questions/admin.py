@@ -7,8 +7,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
-from hookbridge_site.admin import RecordAdmin
-from hookbridge_site.formatting import duration
+from core.admin import RecordAdmin
+from core.formatting import duration
 from questions import exports
 from questions.models import Answer, Question
 

@@ -11,8 +11,8 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
-from hookbridge_site.jsonapi import json_error, object_body
-from hookbridge_site.limits import fit, with_list
+from core.jsonapi import json_error, object_body
+from core.limits import fit, with_list
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 from questions.queue import decode_cursor, encode_cursor
 from questions.serializers import question_data

@@ -42,10 +42,10 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from hookbridge_site import layer_groups, presence, runtime
-from hookbridge_site.db import database_sync_to_async, on_the_read_thread
-from hookbridge_site.formatting import duration
-from hookbridge_site.limits import holding
+from core import layer_groups, presence, runtime
+from core.db import database_sync_to_async, on_the_read_thread
+from core.formatting import duration
+from core.limits import holding
 from questions.models import Question, Status, question_group
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from typing import Any
 from django.dispatch import receiver
 from django.template.loader import render_to_string
 
-from hookbridge_site import broadcast
+from core import broadcast
 from lifecycle import live as lifecycle_live
 from questions import signals
 from questions.models import Answer, Question, question_group, wake_up

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from hookbridge_site.signals import send_on_commit
+from core.signals import send_on_commit
 from lifecycle.models import AgentSession
 from questions import kinds, signals
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply

@@ -1,6 +1,6 @@
 """The pending queue a page at a time: cards that fit in one message, and where the next page starts.
 
-A dashboard's first state and every push are one WebSocket message each (hookbridge_site.limits):
+A dashboard's first state and every push are one WebSocket message each (core.limits):
 the queue's first page is the oldest cards that fit, with a count of the rest and a control that
 loads the next page (on scroll, or on a click); a card too large for a message shows its start
 and a link to the question's own page.
@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.template.loader import render_to_string
 
-from hookbridge_site.limits import fit, size_of
+from core.limits import fit, size_of
 from questions.models import Question, QuestionQuerySet
 
 # A card over this is shown cut down: a page must hold at least one card and the rest of the state.

@@ -1,4 +1,4 @@
-"""What questions announce; sent on commit by questions.models (hookbridge_site.signals).
+"""What questions announce; sent on commit by questions.models (core.signals).
 
 questions.live wakes the waiting calls and pushes the cards; questions.webhook tells
 a chat channel of new questions; dashboard.watcher notes what dashboards were sent.

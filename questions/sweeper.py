@@ -13,8 +13,8 @@ import logging
 
 from django.conf import settings
 
-from hookbridge_site import runtime
-from hookbridge_site.db import database_sync_to_async
+from core import runtime
+from core.db import database_sync_to_async
 from questions.models import Question
 
 logger = logging.getLogger(__name__)

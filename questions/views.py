@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST, require_safe
 
-from hookbridge_site.htmx import HtmxHttpRequest
+from core.htmx import HtmxHttpRequest
 from questions import exports, queue
 from questions.forms import HistoryFilter
 from questions.models import AlreadyResolved, Question

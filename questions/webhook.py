@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.dispatch import receiver
 
-from hookbridge_site import presence
+from core import presence
 from questions import signals
 from questions.models import Question
 

@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, TextContent
 from websockets.asyncio.client import ClientConnection
 from websockets.typing import Origin
 
-from hookbridge_site.endpoints import endpoint
+from core.endpoints import endpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"

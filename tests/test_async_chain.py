@@ -110,7 +110,7 @@ async def test_the_sites_handler_serves_an_api_request_without_a_thread_of_its_o
 
     from asgiref.sync import sync_to_async
 
-    from hookbridge_site.asgi_handler import HookBridgeASGIHandler
+    from core.asgi_handler import HookBridgeASGIHandler
 
     _, raw = await sync_to_async(AgentToken.issue)("answer-bot", scope=Scope.ANSWER)
     app = HookBridgeASGIHandler()
@@ -140,7 +140,7 @@ def test_a_worker_switches_threads_often_enough_for_its_loop_to_send_a_woken_ans
     import sys
 
     import hookbridge_site.asgi  # noqa: F401  (the worker's entry point)
-    from hookbridge_site import runtime
+    from core import runtime
 
     assert sys.getswitchinterval() == pytest.approx(runtime.SWITCH_INTERVAL)
     assert runtime.SWITCH_INTERVAL <= 0.001

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hookbridge_site import broadcast, runtime
+from core import broadcast, runtime
 
 
 @pytest.fixture

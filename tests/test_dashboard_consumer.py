@@ -11,9 +11,9 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
 
+from core import db
+from core.broadcast import DASHBOARD_GROUP
 from dashboard.consumers import DashboardConsumer
-from hookbridge_site import db
-from hookbridge_site.broadcast import DASHBOARD_GROUP
 from lifecycle.models import LifecycleEvent
 from questions.models import CancelReason, Question
 from tokens.models import AgentToken

@@ -10,7 +10,7 @@ import uuid
 import pytest
 from mcp import Client
 
-from hookbridge_site.broadcast import LATEST_INTERVAL
+from core.broadcast import LATEST_INTERVAL
 from tests.live import LiveServer
 
 pytestmark = [pytest.mark.e2e]

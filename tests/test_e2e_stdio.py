@@ -54,7 +54,7 @@ def serve_and_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSe
 async def test_an_answer_on_the_dashboard_wakes_the_stdio_call_at_once(
     serve_and_stdio: LiveServer, tmp_path: Path
 ) -> None:
-    """The stdio process and the server share the embedded layer (hookbridge_site/local_layer.py)."""
+    """The stdio process and the server share the embedded layer (core/local_layer.py)."""
     server = serve_and_stdio
     errors = tmp_path / "stdio.log"
     params = StdioServerParameters(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookbridge_site.jsonapi import MAX_DEPTH, BadJSON, loads, too_deep, unstorable
+from core.jsonapi import MAX_DEPTH, BadJSON, loads, too_deep, unstorable
 from mcpapi.http import jsonrpc_problem
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hookbridge_site.local_layer import MAX_DATAGRAM, LocalChannelLayer, bus_folder
+from core.local_layer import MAX_DATAGRAM, LocalChannelLayer, bus_folder
 
 
 def test_the_folder_sits_beside_the_sqlite_file_and_is_the_same_from_any_working_directory(

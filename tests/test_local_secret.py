@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from hookbridge_site import local_secret
+from core import local_secret
 
 
 def test_it_saves_a_key_once_for_this_user_only(tmp_path: Path) -> None:

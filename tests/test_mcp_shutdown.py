@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from asgiref.sync import SyncToAsync
 
-from hookbridge_site.db import database_sync_to_async
+from core.db import database_sync_to_async
 from mcpapi.http import MCPRouter
 from questions.models import Question
 from tokens.models import AgentToken

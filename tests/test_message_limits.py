@@ -18,8 +18,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from core.limits import MAX_MESSAGE_BYTES
 from dashboard.consumers import DashboardConsumer, EventsConsumer
-from hookbridge_site.limits import MAX_MESSAGE_BYTES
 from questions.models import Question
 from tokens.models import AgentToken
 

@@ -15,8 +15,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from hookbridge_site import runtime
-from hookbridge_site.limits import OverLimit
+from core import runtime
+from core.limits import OverLimit
 from questions import asking
 from questions.asking import Caller, WaitPolicy, wait_for_resolution
 from questions.models import Answer, CancelReason, Question, Status, wake_up

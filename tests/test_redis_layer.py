@@ -10,8 +10,8 @@ import channels.layers
 import pytest
 from django.utils.module_loading import import_string
 
-from hookbridge_site import layer_groups
-from hookbridge_site.channel_layers import redis_channel_layer
+from core import layer_groups
+from core.channel_layers import redis_channel_layer
 from tests.team import REDIS_URL, require_team_services
 
 pytestmark = [pytest.mark.team]

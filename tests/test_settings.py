@@ -30,7 +30,7 @@ def test_the_defaults_are_sqlite_and_the_in_memory_layer_shared_with_local_proce
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
         "django.db.backends.sqlite3",
-        "hookbridge_site.local_layer.LocalChannelLayer",
+        "core.local_layer.LocalChannelLayer",
         "None",  # no hold limit: a call without a progress token waits until answered, as the seeds do
         "None",
     ]
@@ -45,7 +45,7 @@ def test_team_settings_switch_to_postgres_and_redis() -> None:
     assert result.returncode == 0, result.stderr
     engine, layer, _, timeout = result.stdout.split()
     assert engine == "django.db.backends.postgresql"
-    assert layer == "hookbridge_site.redis_layer.RedisChannelLayer"
+    assert layer == "core.redis_layer.RedisChannelLayer"
     assert timeout == "600.0"
 
 

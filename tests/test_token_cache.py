@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
-from hookbridge_site import runtime
+from core import runtime
 from tokens import cache
 from tokens.models import AgentToken, digest
 

@@ -9,9 +9,9 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from hookbridge_site.asgi_handler import ON_THE_DATABASE_THREAD
-from hookbridge_site.db import on_the_database_thread
-from hookbridge_site.jsonapi import json_error
+from core.asgi_handler import ON_THE_DATABASE_THREAD
+from core.db import on_the_database_thread
+from core.jsonapi import json_error
 from tokens import cache
 from tokens.models import AgentToken, Scope
 
@@ -47,7 +47,7 @@ def token_required(
 
     The view becomes async: the token is checked on the event loop (from tokens.cache, with
     no query for a token this process knows), and the sync view body, with all its database
-    work, runs in one hop to the database thread (hookbridge_site.db.on_the_database_thread).
+    work, runs in one hop to the database thread (core.db.on_the_database_thread).
     A refused request never leaves the loop.
     """
 
@@ -69,7 +69,7 @@ def token_required(
             answered: HttpResponse = await body(request, *args, **kwargs)
             return answered
 
-        # Django's handler may skip the thread of the request's own for it (hookbridge_site.asgi_handler).
+        # Django's handler may skip the thread of the request's own for it (core.asgi_handler).
         setattr(wrapper, ON_THE_DATABASE_THREAD, True)
         return wrapper
 

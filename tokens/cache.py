@@ -19,8 +19,8 @@ import time
 
 from channels.layers import get_channel_layer
 
-from hookbridge_site import broadcast, runtime
-from hookbridge_site.db import database_sync_to_async
+from core import broadcast, runtime
+from core.db import database_sync_to_async
 from tokens.models import LAST_USED_PRECISION, AgentToken, digest
 
 logger = logging.getLogger(__name__)

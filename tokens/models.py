@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from django.db import models
 from django.utils import timezone
 
-from hookbridge_site import jsonapi
+from core import jsonapi
 
 TOKEN_PREFIX = "hb_"
 LAST_USED_PRECISION = timedelta(minutes=1)

@@ -20,7 +20,7 @@ from pydantic import Field, StrictStr
 
 from claudecode import policy, service
 from claudecode.events import summarise
-from hookbridge_site.db import database_sync_to_async
+from core.db import database_sync_to_async
 from mcpapi.asking import ask_and_wait, caller
 from questions.kinds import Kind
 

@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from hookbridge_site.db import database_sync_to_async
+from core.db import database_sync_to_async
 from lifecycle import reporting
 from lifecycle.models import EventType, LifecycleEvent
 from mcpapi.asking import ask_and_wait, caller, json_result, wait, waiting_slot

@@ -10,7 +10,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from hookbridge_site.db import database_sync_to_async
+from core.db import database_sync_to_async
 from lifecycle.models import AgentSession, SessionClosed, SessionEventType
 from mcpapi.asking import caller, json_result
 

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from hookbridge_site import local_secret
-from hookbridge_site.env import env_str
+from core import local_secret
+from core.env import env_str
 from tokens.models import AgentToken
 
 

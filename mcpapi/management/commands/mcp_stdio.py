@@ -3,7 +3,7 @@
 stdout carries the MCP protocol and nothing else: every log line goes to stderr.
 
 On the embedded default the channel layer is shared with a running `serve` on the
-same database (hookbridge_site.local_layer): an answer given on its dashboard wakes
+same database (core.local_layer): an answer given on its dashboard wakes
 a call waiting here at once, and a question asked here appears there at once.
 """
 
@@ -30,7 +30,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 from mcp_types.jsonrpc import JSONRPCNotification
 
-from hookbridge_site import broadcast, runtime
+from core import broadcast, runtime
 from mcpapi import calls, claude_config, toolsets
 from mcpapi.http import jsonrpc_problem
 from mcpapi.server import access_token, build_server

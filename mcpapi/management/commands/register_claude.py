@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hookbridge_site import presence
+from core import presence
 from mcpapi import claude_config
 from tokens.models import AgentToken, Scope
 

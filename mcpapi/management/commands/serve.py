@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hookbridge_site import presence
+from core import presence
 from mcpapi import claude_config
 from tokens.models import AgentToken
 
@@ -98,10 +98,10 @@ class Command(BaseCommand):
         self.stdout.flush()
         from daphne.cli import CommandLineInterface
 
-        from hookbridge_site.endpoints import endpoint
+        from core.endpoints import endpoint
 
         registration = register_while_serving(f"{url}/mcp", options["register_name"]) if options["register"] else None
-        # A stdio process on the same database opens questions at this address (hookbridge_site.presence).
+        # A stdio process on the same database opens questions at this address (core.presence).
         presence.publish()
         try:
             # Daphne stops on SIGINT and SIGTERM and returns here, so the entry is removed on either.

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from hookbridge_site import jsonapi
+from core import jsonapi
 from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, Question
 

@@ -90,7 +90,7 @@ def batch(name: str, write: Callable[[list[T]], Coroutine[Any, Any, list[R]]]) -
     return batches.setdefault(name, Batch(write))
 
 
-# --- the event loop the server runs on (hookbridge_site.broadcast) --------------------------
+# --- the event loop the server runs on (core.broadcast) --------------------------
 # Set by the ASGI entry point on the first request: on-commit hooks in worker threads hand
 # their pushes to this loop. None outside a server (a management command, a test).
 server_loop: asyncio.AbstractEventLoop | None = None
@@ -136,10 +136,10 @@ waiting_on: Counter[uuid.UUID] = Counter()
 # Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
 marked_on_shutdown: set[uuid.UUID] = set()
 
-# --- what one caller holds open here (hookbridge_site.limits.holding) ------------------------
+# --- what one caller holds open here (core.limits.holding) ------------------------
 # Calls waiting for a person, per token id (mcpapi, claudecode): HOOKBRIDGE_MAX_WAITING_PER_TOKEN.
 waiting_per_token: Counter[int] = Counter()
-# Live WebSockets, per ("token", id) or ("user", id) (hookbridge_site.consumers): HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN.
+# Live WebSockets, per ("token", id) or ("user", id) (core.consumers): HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN.
 sockets_per_owner: Counter[tuple[str, int]] = Counter()
 
 # --- the MCP server (mcpapi) ----------------------------------------------------------------
@@ -151,7 +151,7 @@ shutting_down = asyncio.Event()
 # write out of here only once it is counted in waiting_on.
 asks_in_flight: set[asyncio.Future[Any]] = set()
 # mcp_stdio: this process serves one client over stdio and has no web server of its own
-# (the dashboard to answer on is a `serve` process: hookbridge_site.presence).
+# (the dashboard to answer on is a `serve` process: core.presence).
 stdio = False
 
 # stdio: the SDK applies a client's notifications/cancelled itself, by cancelling the handler;
@@ -175,7 +175,7 @@ token_changes_heard = 0
 approval_rules: list[Any] | None = None
 approval_rules_read_at = 0.0
 
-# --- the thread waiting calls read their rows on (hookbridge_site.db.on_the_read_thread) -------
+# --- the thread waiting calls read their rows on (core.db.on_the_read_thread) -------
 # Written once here; used by questions.waiting. A thread (and connection) of its own, beside the
 # one every other database call shares, so a woken call's read never queues behind the work of
 # the request that answered it (rendering the dashboards), nor an answer behind many re-reads.

@@ -42,7 +42,7 @@ class RedisChannelLayer(CoreLayer):  # type: ignore[misc]
         )
 
     async def group_discard_many(self, memberships: Sequence[tuple[str, str]]) -> None:
-        """Leave many groups in one round trip per Redis host (hookbridge_site.layer_groups.leave)."""
+        """Leave many groups in one round trip per Redis host (core.layer_groups.leave)."""
         by_host: dict[int, list[tuple[bytes, str]]] = {}
         for group, channel in memberships:
             assert self.require_valid_group_name(group), "Group name not valid"

@@ -4,7 +4,7 @@ A stdio process has no web server of its own: the dashboard a person answers on 
 `serve` process on the same database. To open the browser at a question only when
 nobody watches, and at the address that server actually listens on, each server
 writes one small file in the folder its processes already share
-(hookbridge_site.local_layer.bus_folder): `<pid>.server`, holding its URL and how
+(core.local_layer.bus_folder): `<pid>.server`, holding its URL and how
 many dashboards are open on it. Files of processes that are gone are ignored.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from hookbridge_site import runtime
-from hookbridge_site.local_layer import bus_folder
+from core import runtime
+from core.local_layer import bus_folder
 
 logger = logging.getLogger(__name__)
 

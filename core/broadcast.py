@@ -27,8 +27,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-from hookbridge_site import runtime
-from hookbridge_site.db import database_sync_to_async
+from core import runtime
+from core.db import database_sync_to_async
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from hookbridge_site import runtime
-from hookbridge_site.limits import MAX_MESSAGE_BYTES, size_of
+from core import runtime
+from core.limits import MAX_MESSAGE_BYTES, size_of
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +105,8 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         # Channels' own dispatch first closes stale database connections, on the shared
         # database thread, before every handler: a push to 100 open pages waited for 100
         # turns of the thread the MCP tools need, and closed the SQLite connection
-        # hookbridge_site.db keeps open. Handlers here that read the database do it
-        # through hookbridge_site.db.database_sync_to_async, which tends the connections.
+        # core.db keeps open. Handlers here that read the database do it
+        # through core.db.database_sync_to_async, which tends the connections.
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -114,7 +114,7 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
         # A frame over daphne's limit closes the socket with 1011, and the page would reconnect into
-        # the same state forever: what is built for a socket fits (hookbridge_site.limits), and anything
+        # the same state forever: what is built for a socket fits (core.limits), and anything
         # that still would not is dropped here, loudly, rather than taking every dashboard down.
         # Every push goes through here, once per socket: only text that could be over the limit is encoded.
         if text_data is not None:
@@ -145,6 +145,6 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         await self.send(text_data=event["html"])
 
     async def state_resync(self, event: dict[str, Any]) -> None:
-        """A push too large to cross processes (hookbridge_site.local_layer): send the whole current state."""
+        """A push too large to cross processes (core.local_layer): send the whole current state."""
         for message in await self.current_state():
             await self.send(text_data=message)

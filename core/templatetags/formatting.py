@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from django import template
 
-from hookbridge_site.formatting import duration
+from core.formatting import duration
 
 register = template.Library()
 
 
 @register.filter(name="duration")
 def duration_filter(seconds: float | None) -> str:
-    """{{ run.duration|duration }}: '1.2s', '3m 05s', as everywhere else (hookbridge_site.formatting)."""
+    """{{ run.duration|duration }}: '1.2s', '3m 05s', as everywhere else (core.formatting)."""
     return "" if seconds is None else duration(seconds, tenths=True)

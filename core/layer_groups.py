@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import anyio
 from channels.layers import get_channel_layer
 
-from hookbridge_site import runtime
+from core import runtime
 
 logger = logging.getLogger(__name__)
 

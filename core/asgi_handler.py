@@ -4,7 +4,7 @@ For every request Django's handler starts a thread of its own (a ThreadSensitive
 just to run the `request_started` and `request_finished` receivers in it, which close that
 thread's database connections, then joins it; and it watches for a disconnect in a second
 task. A token-API view (tokens.auth.token_required) never opens a connection there: its
-body runs in one hop on the shared database thread, whose connection hookbridge_site.db
+body runs in one hop on the shared database thread, whose connection core.db
 looks after. For those views the thread, the two hops and the joins were most of the
 request (bench: a bare answer POST that 404s), so they are served without them. Every other
 request, pages and forms included, goes through Django's handler unchanged.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-# channels_redis's core layer with one inbox per process (hookbridge_site/redis_layer.py says why);
+# channels_redis's core layer with one inbox per process (core/redis_layer.py says why);
 # asking for channels_redis's own by name gets this one too.
-CORE_LAYER = "hookbridge_site.redis_layer.RedisChannelLayer"
+CORE_LAYER = "core.redis_layer.RedisChannelLayer"
 CHANNELS_REDIS_CORE = "channels_redis.core.RedisChannelLayer"
 
 # How long a reply from Redis may take before the connection is given up. The core

@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 from asgiref.sync import AsyncToSync, SyncToAsync
 from django.db import connections
 
-from hookbridge_site import runtime
+from core import runtime
 
 T = TypeVar("T")
 
