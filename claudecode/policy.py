@@ -15,8 +15,8 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 
+from claudecode import runtime as state
 from claudecode.models import ApprovalRule, CompiledRule, input_text
-from core import runtime
 from core.db import database_sync_to_async
 
 RULES_TTL = 1.0
@@ -24,9 +24,9 @@ RULES_TTL = 1.0
 
 def cached() -> list[CompiledRule] | None:
     """This process's rules if read less than RULES_TTL ago; None: read them (`rules`) first."""
-    if runtime.approval_rules is None or time.monotonic() - runtime.approval_rules_read_at > RULES_TTL:
+    if state.approval_rules is None or time.monotonic() - state.approval_rules_read_at > RULES_TTL:
         return None
-    return runtime.approval_rules
+    return state.approval_rules
 
 
 def rules() -> list[CompiledRule]:
@@ -34,7 +34,7 @@ def rules() -> list[CompiledRule]:
     found = cached()
     if found is None:
         found = [CompiledRule(rule) for rule in ApprovalRule.objects.filter(enabled=True)]
-        runtime.approval_rules, runtime.approval_rules_read_at = found, time.monotonic()
+        state.approval_rules, state.approval_rules_read_at = found, time.monotonic()
     return found
 
 
@@ -87,4 +87,4 @@ async def decide_by_rule(tool_name: str, tool_input: Any, cwd: str, *, since: fl
 
 @receiver([post_save, post_delete], sender=ApprovalRule)
 def _forget(**kwargs: Any) -> None:
-    runtime.approval_rules = None
+    state.approval_rules = None

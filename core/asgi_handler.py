@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import RequestAborted
-from django.core.handlers.asgi import ASGIHandler, get_script_prefix
-from django.urls import Resolver404, get_resolver, set_script_prefix
+from django.core.handlers.asgi import ASGIHandler
+from django.urls import Resolver404, get_resolver
 from django.urls.exceptions import NoReverseMatch
+
+from core.compat import django_asgi
 
 # Set by tokens.auth.token_required on the views it makes: their body runs on the database thread.
 ON_THE_DATABASE_THREAD = "hookbridge_on_the_database_thread"
@@ -41,17 +42,4 @@ class HookBridgeASGIHandler(ASGIHandler):
 
     async def handle_on_the_loop(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """Django's handle() without a thread of the request's own: the view hops to the database thread itself."""
-        try:
-            body_file = await self.read_body(receive)
-        except RequestAborted:  # the client went away before its body was in
-            return
-        try:
-            set_script_prefix(get_script_prefix(scope))
-            request, error_response = self.create_request(scope, body_file)
-            response = error_response if request is None else await self.run_get_response(request)
-            assert response is not None
-            await self.send_response(response, send)
-        finally:
-            body_file.close()
-        # Not response.close(): it sends request_finished, whose receivers (closing this thread's
-        # connections: it has none) are what this path does without. A JSON response holds nothing to close.
+        await django_asgi.handle_on_the_loop(self, scope, receive, send)

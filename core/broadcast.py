@@ -42,9 +42,10 @@ Push = tuple[str, dict[str, Any]]
 LATEST_INTERVAL = 0.05
 
 
-def bind_server_loop() -> None:
-    """Remember the event loop the server runs on; called from the ASGI entry point."""
+def bind_server_loop(*, serves_web: bool = True) -> None:
+    """Remember the event loop the server runs on: the ASGI entry point, and mcp_stdio (which serves no pages)."""
     runtime.server_loop, runtime.server_thread = asyncio.get_running_loop(), threading.get_ident()
+    runtime.serves_web = serves_web
 
 
 def _log_failure(future: Future[None]) -> None:

@@ -16,10 +16,10 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
-from asgiref.sync import AsyncToSync, SyncToAsync
 from django.db import connections
 
 from core import runtime
+from core.compat.asgiref import AroundTheThread, shared_sync_executor, under_async_to_sync
 
 T = TypeVar("T")
 
@@ -32,13 +32,9 @@ def _keep_sqlite_connections() -> None:
             connection.close()
 
 
-class DatabaseSyncToAsync(SyncToAsync[..., Any]):
-    def thread_handler(self, loop: Any, *args: Any, **kwargs: Any) -> Any:
+class DatabaseSyncToAsync(AroundTheThread):
+    def around(self) -> None:
         _keep_sqlite_connections()
-        try:
-            return super().thread_handler(loop, *args, **kwargs)  # type: ignore[no-untyped-call]
-        finally:
-            _keep_sqlite_connections()
 
 
 database_sync_to_async = DatabaseSyncToAsync
@@ -51,7 +47,7 @@ def _on(executor: ThreadPoolExecutor, func: Callable[..., T]) -> Callable[..., C
     nested = DatabaseSyncToAsync(func)
 
     async def call(*args: Any, **kwargs: Any) -> T:
-        if getattr(AsyncToSync.executors, "current", None) is not None:
+        if under_async_to_sync():
             return cast(T, await nested(*args, **kwargs))
         return cast(T, await there(*args, **kwargs))
 
@@ -66,7 +62,7 @@ def on_the_database_thread(func: Callable[..., T]) -> Callable[..., Coroutine[An
     was about a fifth of its time (bench: a bare answer POST that 404s). asgiref's shared sync
     thread keeps its connection, so the token-API views run their bodies there.
     """
-    return _on(SyncToAsync.single_thread_executor, func)
+    return _on(shared_sync_executor(), func)
 
 
 def on_the_read_thread(func: Callable[..., T]) -> Callable[..., Coroutine[Any, Any, T]]:

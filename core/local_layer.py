@@ -32,11 +32,10 @@ import os
 import socket
 import stat
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from channels.layers import InMemoryChannelLayer
+from core.compat.channels_layers import SweepingAtMostEvery
 
 logger = logging.getLogger(__name__)
 
@@ -160,27 +159,18 @@ class _Bus:
                 logger.log(level, "Could not forward a %s message to %s: %s", message.get("type"), path, exc)
 
 
-class LocalChannelLayer(InMemoryChannelLayer):  # type: ignore[misc]  # channels ships no type hints
+class LocalChannelLayer(SweepingAtMostEvery):
     """InMemoryChannelLayer whose group messages also reach the other local processes on the same database."""
 
     # Channels sweeps every channel and group for expired messages at each receive and group_send:
     # with thousands of calls waiting, each one's receive walked all the others' (O(n²)); a worker
     # holding 2,000 calls spent a sixth of its time there and sent response headers seconds late
     # (bench/agents.py). Messages expire after a minute: sweeping once a second loses nothing.
-    CLEAN_EVERY = 1.0
-
     def __init__(self, *, bus_folder: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._folder_setting = bus_folder
         self._bus: _Bus | None = None
         self._bus_checked = False
-        self._cleaned_at = 0.0
-
-    def _clean_expired(self) -> None:
-        now = time.monotonic()
-        if now - self._cleaned_at >= self.CLEAN_EVERY:
-            self._cleaned_at = now
-            super()._clean_expired()
 
     @property
     def shared(self) -> bool:

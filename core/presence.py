@@ -42,12 +42,12 @@ def _folder() -> Path | None:
     return bus_folder(settings.DATABASES["default"])
 
 
-def publish() -> None:
-    """Write this server's URL and open dashboards (atomically: a reader never sees half a file)."""
+def publish(dashboards: int) -> None:
+    """Write this server's URL and how many dashboards are open on it (atomically: a reader never sees half a file)."""
     folder = _folder()
     if folder is None:
         return
-    body = json.dumps({"url": settings.HOOKBRIDGE_PUBLIC_URL, "dashboards": runtime.open_dashboards})
+    body = json.dumps({"url": settings.HOOKBRIDGE_PUBLIC_URL, "dashboards": dashboards})
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".presence-")
@@ -102,7 +102,7 @@ def public_url() -> str:
     """
     configured: str = settings.HOOKBRIDGE_PUBLIC_URL
     # A web server (a daphne worker) never reads the folder: it is its own address, and this runs on its loop.
-    without_web_server = runtime.stdio or runtime.server_loop is None
+    without_web_server = not runtime.serves_web
     if configured == DEFAULT_PUBLIC_URL and without_web_server and (running := servers()):
         return running[0].url
     return configured

@@ -23,6 +23,8 @@ from channels_redis.core import RedisChannelLayer as CoreLayer
 from django.conf import settings
 from redis.asyncio import BlockingConnectionPool
 
+from core.compat.channels_layers import group_key, host_of
+
 PREFIX = "specific"
 # How long a send waits for a free connection before it fails (and its caller falls back to re-reading).
 POOL_WAIT_SECONDS = 20.0
@@ -47,7 +49,7 @@ class RedisChannelLayer(CoreLayer):  # type: ignore[misc]
         for group, channel in memberships:
             assert self.require_valid_group_name(group), "Group name not valid"
             assert self.require_valid_channel_name(channel), "Channel name not valid"
-            by_host.setdefault(self.consistent_hash(group), []).append((self._group_key(group), channel))
+            by_host.setdefault(host_of(self, group), []).append((group_key(self, group), channel))
         for index, keys in by_host.items():
             async with self.connection(index).pipeline(transaction=False) as pipe:
                 for key, channel in keys:

@@ -5,7 +5,8 @@ what is left is per-process bookkeeping. Each name below says who writes it and
 who reads it. None of it is shared between processes, and all of it may be lost
 on a restart without losing anything a user gave (questions, answers, events).
 Per-request values (the token and connection of the request in hand) are
-ContextVars in mcpapi.calls, not here.
+ContextVars in mcpapi.calls, not here. What an app keeps is in that app's own runtime
+module (questions, tokens, claudecode, dashboard, mcpapi, hooks); none writes another's.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -119,64 +119,17 @@ def keep_running(name: str, start: Callable[[], Coroutine[Any, Any, None]]) -> b
     return True
 
 
-# --- dashboards open in this process (dashboard.consumers) ----------------------------------
-# serve --open opens a browser only when this is 0; the watcher runs while it is above 0.
-open_dashboards = 0
-# What this process's dashboards were last sent (dashboard.watcher, on a layer no other
-# process shares): the pending question ids, and (id, status, heartbeat) of the listed hook runs.
-dashboard_pending_seen: set[str] = set()
-dashboard_runs_seen: tuple[object, ...] = ()
-
-# --- calls waiting for a person (questions.waiting) -----------------------------------------
-# How many calls wait here: the re-read slice grows with the crowd (questions.waiting.slice_for).
-waiting_now = 0
-# The questions those calls wait on (a question may have several): what a stopping worker
-# marks as left, in one UPDATE, before its calls are cut.
-waiting_on: Counter[uuid.UUID] = Counter()
-# Those a stopping worker already marked, all at once; a call cut then marks its own only if missing here.
-marked_on_shutdown: set[uuid.UUID] = set()
+# --- whether this process is a web server (core.broadcast.bind_server_loop) ------------------
+# False in mcp_stdio, which binds a loop for its pushes but serves no pages: links it writes name
+# the running `serve` instead (core.presence.public_url).
+serves_web = False
 
 # --- what one caller holds open here (core.limits.holding) ------------------------
-# Calls waiting for a person, per token id (mcpapi, claudecode): HOOKBRIDGE_MAX_WAITING_PER_TOKEN.
-waiting_per_token: Counter[int] = Counter()
 # Live WebSockets, per ("token", id) or ("user", id) (core.consumers): HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN.
 sockets_per_owner: Counter[tuple[str, int]] = Counter()
 
-# --- the MCP server (mcpapi) ----------------------------------------------------------------
-# Set when the server is going down: calls cancelled then leave their questions pending, so
-# the agent re-attaches on another worker or after the restart.
-shutting_down = asyncio.Event()
-# Questions being written by a tool call that has not started waiting yet: a stopping worker
-# waits for the write, so the question it leaves behind is marked as left too. A call takes its
-# write out of here only once it is counted in waiting_on.
-asks_in_flight: set[asyncio.Future[Any]] = set()
-# mcp_stdio: this process serves one client over stdio and has no web server of its own
-# (the dashboard to answer on is a `serve` process: core.presence).
-stdio = False
-
-# stdio: the SDK applies a client's notifications/cancelled itself, by cancelling the handler;
-# mcp_stdio notes its reason here first (request id -> reason), so the call can tell an abort
-# from a timeout. One client per stdio process, so the ids are unique.
-stdio_cancel_reasons: dict[str, str] = {}
-# Tool names a hook may not take (the fixed tool sets' own): set once by mcpapi's AppConfig.ready(),
-# read by hooks.config.discovered().
-reserved_tool_names: frozenset[str] = frozenset()
-
-# --- bearer tokens checked lately (tokens.cache) --------------------------------------------
-# digest -> (the token's row, when it was read: monotonic seconds). Trusted only while this
-# process hears token changes on the channel layer (token_listener_ready).
-token_cache: dict[str, tuple[Any, float]] = {}
-token_listener_ready = False
-# How many changes the listener has heard: a row read across a change is not cached.
-token_changes_heard = 0
-
-# --- the team's approval rules (claudecode.policy) -------------------------------------------
-# Compiled once and re-read after a second (or at once, when this process saved a rule).
-approval_rules: list[Any] | None = None
-approval_rules_read_at = 0.0
-
 # --- the thread waiting calls read their rows on (core.db.on_the_read_thread) -------
-# Written once here; used by questions.waiting. A thread (and connection) of its own, beside the
+# Written once here; used by questions.asking. A thread (and connection) of its own, beside the
 # one every other database call shares, so a woken call's read never queues behind the work of
 # the request that answered it (rendering the dashboards), nor an answer behind many re-reads.
 read_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hookbridge-reads")

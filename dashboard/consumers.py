@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from core import presence, runtime
+from core import presence
 from core.broadcast import DASHBOARD_GROUP
 from core.consumers import LiveConsumer
 from core.db import database_sync_to_async
 from dashboard import events, state, watcher
+from dashboard import runtime as dashboards
 from tokens.models import Scope
 
 
@@ -20,15 +21,15 @@ class DashboardConsumer(LiveConsumer):
     async def connect(self) -> None:
         await super().connect()
         if self.group:  # accepted: a refused visitor never joined
-            runtime.open_dashboards += 1
-            await asyncio.to_thread(presence.publish)
+            dashboards.open_dashboards += 1
+            await asyncio.to_thread(presence.publish, dashboards.open_dashboards)
             # Runs while dashboards are open here; it stops when the last one closes.
             watcher.ensure_running()
 
     async def disconnect(self, code: int) -> None:
         if self.group:
-            runtime.open_dashboards -= 1
-            await asyncio.to_thread(presence.publish)
+            dashboards.open_dashboards -= 1
+            await asyncio.to_thread(presence.publish, dashboards.open_dashboards)
         await super().disconnect(code)
 
     async def current_state(self) -> list[str]:

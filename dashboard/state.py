@@ -6,7 +6,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from core import runtime
+from dashboard import runtime as dashboards
 from hooks.models import HookRun
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions import kinds, queue
@@ -24,8 +24,8 @@ def context() -> dict[str, Any]:
     # Only the first page of the queue is rendered; the ids of all of it tell the watcher what changed.
     pending_ids = {str(pk) for pk in Question.objects.pending().values_list("pk", flat=True)}
     hook_runs = HookRun.recent()
-    runtime.dashboard_pending_seen = pending_ids
-    runtime.dashboard_runs_seen = runs_signature(hook_runs)
+    dashboards.dashboard_pending_seen = pending_ids
+    dashboards.dashboard_runs_seen = runs_signature(hook_runs)
     return {
         "queue": queue.page(total=len(pending_ids)),
         "pending_count": len(pending_ids),

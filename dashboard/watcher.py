@@ -7,7 +7,7 @@ local processes (core.local_layer), and with Redis every process shares
 the layer: then this watcher never runs. Where the local layer cannot be shared
 (no Unix datagram sockets), it compares the pending questions and the latest hook
 runs in the database with what this process's dashboards last got
-(runtime.dashboard_pending_seen, runtime.dashboard_runs_seen), every wait slice,
+(dashboards.dashboard_pending_seen, dashboards.dashboard_runs_seen), every wait slice,
 and sends the current state when they differ.
 """
 
@@ -26,6 +26,7 @@ from core import runtime
 from core.broadcast import DASHBOARD_GROUP
 from core.db import database_sync_to_async
 from core.local_layer import LocalChannelLayer
+from dashboard import runtime as dashboards
 from dashboard import state
 from hooks.models import HookRun
 from questions import signals as question_signals
@@ -39,12 +40,12 @@ TASK = "dashboard-watcher"
 @receiver(question_signals.question_asked)
 def _asked(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     # Every push this process makes is noted, so the watcher does not repeat it.
-    runtime.dashboard_pending_seen.add(str(question_id))
+    dashboards.dashboard_pending_seen.add(str(question_id))
 
 
 @receiver(question_signals.question_resolved)
 def _resolved(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
-    runtime.dashboard_pending_seen.discard(str(question_id))
+    dashboards.dashboard_pending_seen.discard(str(question_id))
 
 
 @database_sync_to_async
@@ -59,11 +60,11 @@ def _runs_now() -> tuple[object, ...]:
 
 async def _watch() -> None:
     layer = get_channel_layer()
-    while runtime.open_dashboards > 0:
+    while dashboards.open_dashboards > 0:
         await asyncio.sleep(settings.HOOKBRIDGE_WAIT_SLICE)
         try:
             pending = await _pending_ids()
-            if pending != runtime.dashboard_pending_seen or await _runs_now() != runtime.dashboard_runs_seen:
+            if pending != dashboards.dashboard_pending_seen or await _runs_now() != dashboards.dashboard_runs_seen:
                 for html in await database_sync_to_async(state.live_state)():
                     await layer.group_send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})
         except Exception:

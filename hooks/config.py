@@ -15,7 +15,7 @@ from django.conf import settings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from core import runtime
+from hooks import runtime as hooks_state
 
 logger = logging.getLogger(__name__)
 
@@ -327,16 +327,22 @@ def _plugin_folder(name: str, marketplace: Path | None, cache: Path) -> Path | N
     return versions[-1] if versions else None
 
 
+def reserve_tool_names(names: frozenset[str]) -> None:
+    """Tool names no hook may take (the MCP server's own), handed in at start-up before any discovery."""
+    hooks_state.reserved_tool_names = names
+    discovered.cache_clear()
+
+
 @functools.cache
 def discovered() -> Discovery:
     """The hooks this process serves: discovery runs once, at the first use.
 
-    A hook may not take the name of one of the MCP server's own tools (runtime.reserved_tool_names).
+    A hook may not take the name of one of the MCP server's own tools (reserve_tool_names).
     """
     more = claude_code_plugins(Path.home(), settings.HOOKBRIDGE_WORKSPACE) if settings.HOOKBRIDGE_CLAUDE_PLUGINS else []
     result = discover(
         settings.HOOKBRIDGE_PLUGINS_DIR,
-        reserved=runtime.reserved_tool_names,
+        reserved=hooks_state.reserved_tool_names,
         default_timeout=settings.HOOKBRIDGE_HOOK_TIMEOUT,
         more=more,
     )

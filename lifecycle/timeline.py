@@ -8,11 +8,12 @@ few minutes and one of several hours both read well.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
@@ -81,21 +82,141 @@ def _spans(session: AgentSession, end: datetime) -> list[Span]:
     return spans
 
 
-def render(session: AgentSession, now: datetime | None = None) -> SafeString:
+@dataclass(frozen=True)
+class Mark:
+    """One drawn shape, its numbers already formatted: the template only places them (autoescaped)."""
+
+    css: str
+    x: str
+    y: str
+    width: str = ""
+    height: str = ""
+    tip: str = ""
+    label: str = ""
+    label_x: str = ""
+    label_y: str = ""
+    data: str = ""  # a span's label (data-label), a question's wait in seconds (data-wait-seconds)
+
+
+def _f(value: float) -> str:
+    return f"{value:.1f}"
+
+
+class _Scale:
+    """Time to x, and the lanes' tops, for one run."""
+
+    def __init__(
+        self, start: datetime, end: datetime, lanes: list[tuple[str, str]], heights: Mapping[str, float]
+    ) -> None:
+        self.start, self.seconds = start, max((end - start).total_seconds(), 1.0)
+        self.plot = WIDTH - LEFT - RIGHT
+        self.top: dict[str, float] = {}
+        y = 8.0
+        for key, _ in lanes:
+            self.top[key] = y
+            y += heights.get(key, LANE) + GAP
+        self.axis_y = y + 4
+        self.height = self.axis_y + 28
+
+    def x(self, moment: datetime) -> float:
+        return LEFT + self.plot * max(0.0, (moment - self.start).total_seconds()) / self.seconds
+
+
+def _span_marks(spans: list[Span], scale: _Scale) -> list[Mark]:
+    marks = []
+    for span in spans:
+        x0, x1 = scale.x(span.start), scale.x(span.end)
+        width = max(x1 - x0, 2.0)
+        lasted = duration((span.end - span.start).total_seconds())
+        tip = f"{span.label}: {lasted} from {_clock(span.start)}" + ("" if span.done else ", not completed")
+        marks.append(
+            Mark(
+                css=f"{span.kind} {'completed' if span.done else 'open'}",
+                x=_f(x0),
+                y=_f(scale.top[span.kind]),
+                width=_f(width),
+                height=str(LANE - 4),
+                tip=tip,
+                label=span.label[:40] if width > 40 else "",
+                label_x=_f(x0 + 4),
+                label_y=_f(scale.top[span.kind] + 13),
+                data=span.label,
+            )
+        )
+    return marks
+
+
+def _tool_marks(tool_uses: list[Any], scale: _Scale) -> list[Mark]:
+    marks = []
+    for use in tool_uses:
+        took = float(use.data.get("durationMs") or 0) / 1000
+        x1 = scale.x(use.created_at)
+        x0 = min(scale.x(use.created_at - timedelta(seconds=took)), x1)
+        tip = f"{use.data.get('summary', '')}: {duration(took, tenths=True)}, {use.data.get('outcome', '')}"
+        css = f"tool {use.data.get('outcome', '')}"
+        marks.append(Mark(css, _f(x0), _f(scale.top["tool"]), _f(max(x1 - x0, 2.0)), str(LANE - 4), tip))
+    return marks
+
+
+def _progress_marks(progress: list[Any], scale: _Scale, lane_height: float) -> tuple[str, list[Mark]]:
+    base = scale.top["progress"] + lane_height
+    points = []
+    marks = []
+    for event in progress:
+        cy = base - lane_height * event.data["percent"] / 100
+        points.append(f"{scale.x(event.created_at):.1f},{cy:.1f}")
+        tip = f"{event.data['percent']}% at {_clock(event.created_at)}"
+        marks.append(Mark("progress-point", _f(scale.x(event.created_at)), _f(cy), tip=tip))
+    return " ".join(points), marks
+
+
+def _question_marks(questions: list[Any], rows: dict[Any, int], scale: _Scale, now: datetime) -> list[Mark]:
+    marks = []
+    for question in questions:
+        until = question.resolved_at or now
+        waited = (until - question.created_at).total_seconds()
+        x0 = scale.x(question.created_at)
+        tip = (
+            f"Asked at {_clock(question.created_at)}, waited {duration(waited)} for a person: {question.text[:80]} "
+            f"({question.get_status_display().lower()})"
+        )
+        # Questions open at the same time each get a row of their own, so none hides another.
+        row_y = scale.top["question"] + rows[question.pk] * QUESTION_ROW
+        width = max(scale.x(until) - x0, 3.0)
+        css = f"question {question.status}"
+        marks.append(Mark(css, _f(x0), _f(row_y), _f(width), str(QUESTION_ROW - 3), tip, data=f"{waited:.0f}"))
+    return marks
+
+
+def _error_marks(events: list[Any], scale: _Scale) -> list[Mark]:
+    marks = []
+    for event in events:
+        if event.type == SessionEventType.ERROR:
+            kind = "Error (recoverable)" if event.data.get("recoverable") else "Error"
+            tip = f"{kind} at {_clock(event.created_at)}: {event.data['error'][:120]}"
+            marks.append(Mark("error", _f(scale.x(event.created_at)), _f(scale.top["error"] + 9), tip=tip))
+    return marks
+
+
+def _ticks(scale: _Scale) -> list[Mark]:
+    step = next((s for s in TICK_STEPS if scale.seconds / s <= 8), TICK_STEPS[-1])
+    ticks = []
+    tick = 0
+    while tick <= scale.seconds:
+        label = "start" if tick == 0 else f"+{duration(tick)}"
+        ticks.append(Mark("tick", _f(scale.x(scale.start + timedelta(seconds=tick))), "", label=label))
+        tick += step
+    return ticks
+
+
+def layout(session: AgentSession, now: datetime | None = None) -> dict[str, Any]:
+    """Where everything goes, for templates/lifecycle/timeline.html."""
     now = now or timezone.now()
-    start = session.created_at
     end = session.completed_at or session.closed_at or now
     events = list(session.events.order_by("created_at", "id"))
     questions = list(session.questions.order_by("created_at"))
     for moment in [e.created_at for e in events] + [q.resolved_at or q.created_at for q in questions]:
         end = max(end, moment)
-    span_seconds = max((end - start).total_seconds(), 1.0)
-    plot = WIDTH - LEFT - RIGHT
-
-    def x(moment: datetime) -> float:
-        return LEFT + plot * max(0.0, (moment - start).total_seconds()) / span_seconds
-
-    spans = _spans(session, end)
     rows = _question_rows(questions, now)
     # Tool uses an agent host reported through its hooks, as bars as long as each one ran.
     tool_uses = [e for e in events if e.type == SessionEventType.TOOL and e.data.get("hook") == "PostToolUse"]
@@ -108,102 +229,38 @@ def render(session: AgentSession, now: datetime | None = None) -> SafeString:
         ("error", "Errors"),
     ]
     heights = {"progress": 3 * LANE, "question": max(LANE, len(set(rows.values())) * QUESTION_ROW + 4)}
-    top: dict[str, float] = {}
-    y = 8.0
-    for key, _ in lanes:
-        top[key] = y
-        y += heights.get(key, LANE) + GAP
-    axis_y = y + 4
-    height = axis_y + 28
+    scale = _Scale(session.created_at, end, lanes, heights)
+    points, progress = _progress_marks(
+        [e for e in events if e.type == SessionEventType.PROGRESS], scale, heights["progress"]
+    )
+    return {
+        "width": WIDTH,
+        "height": f"{scale.height:.0f}",
+        "length": duration(scale.seconds),
+        "lanes": [Mark("lane", str(LEFT - 8), _f(scale.top[key] + 15), label=title) for key, title in lanes],
+        "spans": _span_marks(_spans(session, end), scale),
+        "tools": _tool_marks(tool_uses, scale),
+        "progress_points": points,
+        "progress": progress,
+        # The progress lane's scale, at its right edge; anchored at its end so "100%" is never cut by the edge.
+        "scale": [
+            Mark("scale-label", str(WIDTH - 2), _f(scale.top["progress"] + 10), label="100%"),
+            Mark("scale-label", str(WIDTH - 2), _f(scale.top["progress"] + heights["progress"]), label="0%"),
+        ],
+        "questions": _question_marks(questions, rows, scale, now),
+        "errors": _error_marks(events, scale),
+        "error_top": _f(scale.top["phase"]),
+        "axis": {
+            "x1": LEFT,
+            "x2": WIDTH - RIGHT,
+            "y": _f(scale.axis_y),
+            "tick_end": _f(scale.axis_y + 5),
+            "label_y": _f(scale.axis_y + 18),
+        },
+        "ticks": _ticks(scale),
+    }
 
-    parts: list[str] = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 {WIDTH} {height:.0f}" '
-        f'role="img" aria-label="Timeline of the run, {escape(duration(span_seconds))} long">'
-    ]
-    for key, title in lanes:
-        parts.append(f'<text class="lane" x="{LEFT - 8}" y="{top[key] + 15:.1f}" text-anchor="end">{title}</text>')
 
-    for span in spans:
-        x0, x1 = x(span.start), x(span.end)
-        width = max(x1 - x0, 2.0)
-        state = "completed" if span.done else "open"
-        lasted = duration((span.end - span.start).total_seconds())
-        tip = f"{span.label}: {lasted} from {_clock(span.start)}" + ("" if span.done else ", not completed")
-        parts.append(
-            f'<g class="{span.kind} {state}" data-label={quoteattr(span.label)}>'
-            f'<rect x="{x0:.1f}" y="{top[span.kind]:.1f}" width="{width:.1f}" height="{LANE - 4}" rx="3">'
-            f"<title>{escape(tip)}</title></rect>"
-        )
-        if width > 40:
-            label_y = top[span.kind] + 13
-            parts.append(f'<text x="{x0 + 4:.1f}" y="{label_y:.1f}" class="bar-label">{escape(span.label[:40])}</text>')
-        parts.append("</g>")
-
-    for use in tool_uses:
-        took = float(use.data.get("durationMs") or 0) / 1000
-        x1 = x(use.created_at)
-        x0 = min(x(use.created_at - timedelta(seconds=took)), x1)
-        tip = f"{use.data.get('summary', '')}: {duration(took, tenths=True)}, {use.data.get('outcome', '')}"
-        parts.append(
-            f'<rect class="tool {escape(str(use.data.get("outcome", "")))}" x="{x0:.1f}" y="{top["tool"]:.1f}" '
-            f'width="{max(x1 - x0, 2.0):.1f}" height="{LANE - 4}" rx="2"><title>{escape(tip)}</title></rect>'
-        )
-
-    progress = [e for e in events if e.type == SessionEventType.PROGRESS]
-    base = top["progress"] + heights["progress"]
-    if progress:
-        points = " ".join(
-            f"{x(e.created_at):.1f},{base - heights['progress'] * e.data['percent'] / 100:.1f}" for e in progress
-        )
-        parts.append(f'<polyline class="progress" points="{points}" fill="none"/>')
-        for e in progress:
-            cy = base - heights["progress"] * e.data["percent"] / 100
-            parts.append(
-                f'<circle class="progress-point" cx="{x(e.created_at):.1f}" cy="{cy:.1f}" r="2.5">'
-                f"<title>{e.data['percent']}% at {_clock(e.created_at)}</title></circle>"
-            )
-    # The progress lane's scale, at its right edge; anchored at its end so "100%" is never cut by the edge.
-    for percent, label_y in ((100, top["progress"] + 10), (0, base)):
-        parts.append(f'<text class="scale-label" x="{WIDTH - 2}" y="{label_y:.1f}" text-anchor="end">{percent}%</text>')
-
-    for question in questions:
-        until = question.resolved_at or now
-        waited = (until - question.created_at).total_seconds()
-        x0 = x(question.created_at)
-        width = max(x(until) - x0, 3.0)
-        tip = (
-            f"Asked at {_clock(question.created_at)}, waited {duration(waited)} for a person: {question.text[:80]} "
-            f"({question.get_status_display().lower()})"
-        )
-        # Questions open at the same time each get a row of their own, so none hides another.
-        row_y = top["question"] + rows[question.pk] * QUESTION_ROW
-        parts.append(
-            f'<rect class="question {question.status}" data-wait-seconds="{waited:.0f}" x="{x0:.1f}" '
-            f'y="{row_y:.1f}" width="{width:.1f}" height="{QUESTION_ROW - 3}" rx="2">'
-            f"<title>{escape(tip)}</title></rect>"
-        )
-
-    for event in events:
-        if event.type == SessionEventType.ERROR:
-            ex = x(event.created_at)
-            kind = "Error (recoverable)" if event.data.get("recoverable") else "Error"
-            tip = f"{kind} at {_clock(event.created_at)}: {event.data['error'][:120]}"
-            parts.append(
-                f'<g class="error"><line x1="{ex:.1f}" x2="{ex:.1f}" y1="{top["phase"]:.1f}" y2="{axis_y:.1f}"/>'
-                f'<circle cx="{ex:.1f}" cy="{top["error"] + 9:.1f}" r="5"><title>{escape(tip)}</title></circle></g>'
-            )
-
-    step = next((s for s in TICK_STEPS if span_seconds / s <= 8), TICK_STEPS[-1])
-    parts.append(f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{axis_y:.1f}" y2="{axis_y:.1f}"/>')
-    tick = 0
-    while tick <= span_seconds:
-        tx = x(start + timedelta(seconds=tick))
-        label = "start" if tick == 0 else f"+{duration(tick)}"
-        parts.append(
-            f'<line class="tick" x1="{tx:.1f}" x2="{tx:.1f}" y1="{axis_y:.1f}" y2="{axis_y + 5:.1f}"/>'
-            f'<text class="tick-label" x="{tx:.1f}" y="{axis_y + 18:.1f}" text-anchor="middle">{label}</text>'
-        )
-        tick += step
-    parts.append("</svg>")
-    # Every agent-supplied string above went through escape() or quoteattr().
-    return mark_safe("".join(parts))
+def render(session: AgentSession, now: datetime | None = None) -> SafeString:
+    """The run as an SVG: the numbers from `layout`, the markup autoescaped by templates/lifecycle/timeline.html."""
+    return mark_safe(render_to_string("lifecycle/timeline.html", layout(session, now)).strip())

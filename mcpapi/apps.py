@@ -11,10 +11,10 @@ class McpapiConfig(AppConfig):
         from django.conf import settings
         from django.core.exceptions import ImproperlyConfigured
 
-        from core import runtime
+        from hooks import config as hooks_config
         from mcpapi import toolsets
 
-        runtime.reserved_tool_names = toolsets.builtin_tool_names()
+        hooks_config.reserve_tool_names(toolsets.builtin_tool_names())
 
         try:
             toolsets.parse(settings.HOOKBRIDGE_DEFAULT_TOOLSETS)

@@ -17,10 +17,12 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from core import presence, runtime
+from core import presence
 from core.db import database_sync_to_async
 from core.limits import OverLimit
+from dashboard import runtime as dashboards
 from mcpapi import calls, client_log
+from mcpapi import runtime as mcp_state
 from questions import asking as questions_asking
 from questions.asking import Caller, WaitPolicy, wait_for_resolution
 from questions.models import CancelReason, Kind, Question, RateLimited, Status
@@ -123,7 +125,7 @@ def call_caller(ctx: Context, asker: AgentToken | None, progress: Progress) -> C
         token_id=asker.pk if asker is not None else None,
         cancel_groups=(calls.call_group(asker.pk, request_id),) if asker is not None else (),
         on_cancel=cancelled.set if cancelled is not None else None,
-        transport_cancel=lambda: runtime.stdio_cancel_reasons.pop(request_id, None),
+        transport_cancel=lambda: mcp_state.stdio_cancel_reasons.pop(request_id, None),
         cancel_after_close=calls.cancellable_by_notification.get(),
         progress=progress if has_progress_token(ctx) else None,
     )
@@ -158,11 +160,11 @@ async def open_dashboard_if_unwatched(question: Question) -> str | None:
     if not settings.HOOKBRIDGE_OPEN_BROWSER:
         return None
     others = await asyncio.to_thread(presence.servers)
-    if runtime.open_dashboards + sum(server.dashboards for server in others) > 0:
+    if dashboards.open_dashboards + sum(server.dashboards for server in others) > 0:
         return None
     base = others[0].url if others else settings.HOOKBRIDGE_PUBLIC_URL
     url = f"{base}/questions/{question.pk}/"
-    if runtime.stdio and not others:
+    if mcp_state.stdio and not others:
         return (
             f"No Hook Bridge dashboard is running to answer question {question.pk} on: start one with "
             "`hookbridge serve` (or `make serve` in a checkout) and open the address it prints, or answer "

@@ -27,6 +27,7 @@ from mcp_types import (
 from pydantic import AnyHttpUrl, ValidationError
 
 from core import jsonapi
+from core.compat import mcp_sdk
 from mcpapi import calls, client_log, toolsets
 from tokens import cache as token_cache
 from tokens.models import AgentToken, digest
@@ -77,9 +78,9 @@ class HookBridgeServer(MCPServer):
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
     ) -> GetPromptResult | InputRequiredResult:
-        prompt = self._prompt_manager.get_prompt(name)
+        prompt = mcp_sdk.prompt(self, name)
         if prompt is None:
-            known = ", ".join(sorted(p.name for p in self._prompt_manager.list_prompts())) or "none"
+            known = ", ".join(mcp_sdk.prompt_names(self)) or "none"
             raise MCPError(INVALID_PARAMS, f"name: unknown prompt {name!r}; prompts here: {known}")
         missing = sorted(a.name for a in prompt.arguments or [] if a.required and a.name not in (arguments or {}))
         if missing:
@@ -153,7 +154,7 @@ def build_server(sets: Iterable[str]) -> MCPServer:
         # resources.subscribe, which initialize (rightly) denied.
         subscriptions=False,
     )
-    server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, client_log.set_level)
+    mcp_sdk.add_request_handler(server, "logging/setLevel", SetLevelRequestParams, client_log.set_level)
     for tool in toolsets.tools(sets):
         server.add_tool(
             tool.fn, name=tool.name, title=tool.title, description=tool.description, annotations=tool.annotations

@@ -16,8 +16,9 @@ from django.template.loader import render_to_string
 from core import broadcast
 from lifecycle import live as lifecycle_live
 from questions import signals
-from questions.models import Answer, Question, question_group, wake_up
+from questions.models import Answer, Question
 from questions.queue import card_html
+from questions.wakeups import question_group, wake_up
 
 
 @receiver(signals.question_asked)

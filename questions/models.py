@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -20,28 +20,12 @@ from django.utils import timezone
 
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
-from questions import kinds, signals
+from questions import kinds, signals, wording
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
+from questions.states import CancelReason, Status
 from tokens.models import AgentToken
 
 __all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "RateLimited", "Status"]
-
-
-class Status(models.TextChoices):
-    PENDING = "pending", "Pending"
-    ANSWERED = "answered", "Answered"
-    CANCELLED = "cancelled", "Cancelled"
-    TIMED_OUT = "timed_out", "Timed out"
-
-
-class CancelReason(models.TextChoices):
-    # Before the re-attach window existed, a dropped connection cancelled at once; old rows keep it.
-    CLIENT_DISCONNECTED = "client_disconnected", "Client disconnected"
-    CLIENT_CANCELLED = "client_cancelled", "Aborted at the agent"
-    AGENT_GONE = "agent_gone", "The agent stopped waiting and did not ask again"
-    DISMISSED = "dismissed", "Dismissed by a person"
-    # An approval whose host stopped waiting: the person answered in the terminal, Esc, or the hook timed out.
-    HOST_DECIDED = "host_decided", "Decided at the terminal / timed out"
 
 
 class QuestionError(Exception):
@@ -214,30 +198,17 @@ class Question(models.Model):
         return [str(option["value"]) for option in self.options]
 
     def resolution_text(self) -> str:
-        """What became of the question, for a person (the dashboard, the API's 409)."""
-        return self.status_sentence(to_agent=False)
+        """What became of the question, for a person (the dashboard, the API's 409): questions.wording."""
+        return wording.status_sentence(self, to_agent=False)
 
     @property
     def outcome_words(self) -> str:
-        """What became of the question, for people: "was answered by alice", "timed out without an answer"."""
-        if self.status == Status.ANSWERED:
-            return f"was answered by {self.answerer}"
-        if self.status == Status.TIMED_OUT:
-            return "timed out without an answer"
-        if self.cancel_reason == CancelReason.DISMISSED:
-            return f"was dismissed by {self.dismissed_by or 'a person'}"
-        if self.cancel_reason == CancelReason.HOST_DECIDED:
-            return "was decided at the terminal, or its host stopped waiting"
-        if self.cancel_reason == CancelReason.AGENT_GONE:
-            return "was withdrawn: its agent stopped waiting and did not ask again"
-        if self.status == Status.CANCELLED:
-            return f"was cancelled ({self.get_cancel_reason_display().lower()})"
-        return "is pending"
+        """What became of the question, for people: "was answered by alice" (questions.wording)."""
+        return wording.outcome_words(self)
 
     @property
     def answerer(self) -> str:
-        answer = getattr(self, "answer", None)
-        return answer.answered_by if answer else "someone"
+        return wording.answerer(self)
 
     @property
     def short_title(self) -> str:
@@ -247,20 +218,8 @@ class Question(models.Model):
         return first if len(first) <= 80 else first[:79] + "…"
 
     def status_sentence(self, *, to_agent: bool) -> str:
-        """The question's state in one sentence; `to_agent`: worded for the agent that asked, saying what to do."""
-        qid = self.pk
-        if to_agent and self.cancel_reason == CancelReason.DISMISSED:
-            return (
-                f"Your request was dismissed by {self.dismissed_by or 'a person'} without an answer. "
-                "Do not wait for help on it: proceed on your own judgement."
-            )
-        if to_agent and self.status == Status.TIMED_OUT:
-            return f"No answer came in time: question {qid} timed out. Proceed on your own judgement."
-        if to_agent and self.status == Status.CANCELLED:
-            return f"Question {qid} was cancelled ({self.get_cancel_reason_display().lower()})."
-        if self.status == Status.ANSWERED:
-            return f"Question {qid} was already answered by {self.answerer}."
-        return f"Question {qid} {self.outcome_words}."
+        """The question's state in one sentence; `to_agent`: worded for the agent that asked (questions.wording)."""
+        return wording.status_sentence(self, to_agent=to_agent)
 
     @classmethod
     def ask(
@@ -443,20 +402,6 @@ class Question(models.Model):
             return answer.question
         return cls.objects.select_related("answer").get(pk=question_id)
 
-    def take_answer(self, answered: dict[str, Any]) -> None:
-        """This question, read while pending, as answered by what a wake-up carried (questions.models.wake_up)."""
-        resolved_at = datetime.fromisoformat(answered["resolved_at"])
-        self.status, self.cancel_reason, self.resolved_at = Status.ANSWERED, "", resolved_at
-        self.answer = Answer(
-            question=self,
-            text=answered["text"],
-            data=answered["data"],
-            option=answered["option"],
-            answered_by=answered["answered_by"],
-            source=answered["source"],
-            created_at=resolved_at,
-        )
-
     def _finish(self, among: models.Q, **changes: Any) -> bool:
         """Move the question out of `among` with `changes`; False when something else got there first."""
         # Atomic so the wake-up is only sent once the change is visible to the re-read.
@@ -588,31 +533,6 @@ class Question(models.Model):
 
 
 LEAVERS_PER_UPDATE = 500  # well under SQLite's limit on the parameters of one statement
-
-
-def wake_up(answer: Answer | None = None) -> dict[str, Any]:
-    """The message that wakes the calls waiting on a question; its answer, if any, rides along as committed.
-
-    The woken call then returns it at once (Question.take_answer) instead of reading the row
-    again: that read, on a worker busy rendering the answer for every dashboard, was the largest
-    part of an answer's way to the agent (bench/compare.py). Sent only once the answer commits,
-    so it is what the row says. Without one (a cancel, a timeout) the call reads the row.
-    """
-    message: dict[str, Any] = {"type": "question.resolved"}
-    if answer is not None:
-        message["answered"] = {
-            "resolved_at": answer.created_at.isoformat(),
-            "text": answer.text,
-            "data": answer.data,
-            "option": answer.option,
-            "answered_by": answer.answered_by,
-            "source": answer.source,
-        }
-    return message
-
-
-def question_group(question_id: uuid.UUID | str) -> str:
-    return f"question.{uuid.UUID(str(question_id)).hex}"
 
 
 class Answer(models.Model):

@@ -5,6 +5,7 @@ No two modules import each other, directly or through others, TYPE_CHECKING impo
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 
@@ -63,3 +64,76 @@ def test_every_template_folder_ships_in_the_wheel() -> None:
     assert all(path.suffix == ".html" for path in (ROOT / "templates").rglob("*") if path.is_file())
     for target, patterns in data_files.items():
         assert [f"{target.removeprefix('share/hookbridge/')}/*.html"] == patterns
+
+
+MUTATORS = {"add", "discard", "update", "pop", "clear", "set", "append", "remove", "setdefault", "popitem"}
+
+
+def state_writes(path: Path, package: str) -> list[str]:
+    """Where a module writes a runtime module's names: assigned, augmented, or changed in place."""
+    tree = ast.parse(path.read_text())
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for name in node.names:
+                if name.name == "runtime" and node.module.split(".")[0] in APPS:
+                    aliases[name.asname or name.name] = node.module.split(".")[0]
+    writes = []
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+            targets = [node.func.value]
+        for target in targets:
+            parts = list(target.elts) if isinstance(target, ast.Tuple) else [target]
+            for part in parts:
+                while isinstance(part, ast.Subscript):  # runtime.counts[key] = ... writes runtime.counts
+                    part = part.value
+                if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id in aliases:
+                    owner = aliases[part.value.id]
+                    if owner != package:
+                        writes.append(
+                            f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)} writes {owner}.runtime.{part.attr}"
+                        )
+    return writes
+
+
+def test_no_module_writes_another_apps_state() -> None:
+    # Each app keeps its process state in its own runtime module (issue 28); others call its functions.
+    writes = []
+    for package in APPS:
+        for path in (ROOT / package).rglob("*.py"):
+            writes += state_writes(path, package)
+    assert writes == []
+
+
+def test_it_would_see_another_apps_state_written(tmp_path: Path) -> None:
+    module = ROOT / "mcpapi" / "_probe_for_the_test.py"
+    module.write_text("from hooks import runtime\nruntime.reserved_tool_names = frozenset()\n")
+    try:
+        assert state_writes(module, "mcpapi") == [
+            "mcpapi/_probe_for_the_test.py:2 writes hooks.runtime.reserved_tool_names"
+        ]
+    finally:
+        module.unlink()
+
+
+def test_no_function_in_app_code_is_over_80_lines() -> None:
+    # Long functions were where the house's friction sat (issue 28): the wait, the /mcp router, the timeline.
+    long = []
+    for package in set(APPS) - {"bench"}:  # the app code; the benchmarks are scripts beside it
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            functions = [
+                node
+                for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+            for function in functions:
+                if (lines := (function.end_lineno or 0) - function.lineno + 1) > 80:
+                    long.append(f"{path.relative_to(ROOT)}:{function.lineno} {function.name} ({lines} lines)")
+    assert long == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.jsonapi import MAX_DEPTH, BadJSON, loads, too_deep, unstorable
-from mcpapi.http import jsonrpc_problem
+from mcpapi.jsonrpc import jsonrpc_problem
 
 
 def nested(depth: int, leaf: str = "1") -> str:

@@ -11,7 +11,7 @@ import webbrowser
 import pytest
 from django.test import override_settings
 
-from core import runtime
+from dashboard import runtime
 from mcpapi import asking
 from questions.models import Question
 from tests.live import ROOT, LiveServer

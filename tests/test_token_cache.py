@@ -12,8 +12,8 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
-from core import runtime
-from tokens import cache
+from core import runtime as core_runtime
+from tokens import cache, runtime
 from tokens.models import AgentToken, digest
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -37,7 +37,7 @@ async def reads(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[str]]:
         await asyncio.sleep(0.01)
     assert runtime.token_listener_ready
     yield seen
-    runtime.background_tasks.pop(cache.TASK).cancel()
+    core_runtime.background_tasks.pop(cache.TASK).cancel()
     runtime.token_cache.clear()
 
 

@@ -21,6 +21,7 @@ from channels.layers import get_channel_layer
 
 from core import broadcast, runtime
 from core.db import database_sync_to_async
+from tokens import runtime as state
 from tokens.models import LAST_USED_PRECISION, AgentToken, digest
 
 logger = logging.getLogger(__name__)
@@ -35,27 +36,27 @@ REJOIN_EVERY = 3600.0
 
 
 def _cached(key: str) -> AgentToken | None:
-    if not runtime.token_listener_ready:
+    if not state.token_listener_ready:
         return None
-    entry = runtime.token_cache.get(key)
+    entry = state.token_cache.get(key)
     if entry is None:
         return None
     token: AgentToken = entry[0]
     read_at = entry[1]
     if time.monotonic() - read_at > MAX_AGE or not token.is_active:
-        runtime.token_cache.pop(key, None)
+        state.token_cache.pop(key, None)
         return None
     return token
 
 
 def _remember(key: str, token: AgentToken | None, heard: int) -> None:
-    if token is None or not runtime.token_listener_ready:
+    if token is None or not state.token_listener_ready:
         return  # unknown secrets are not kept: guessing them must not fill the memory
-    if heard != runtime.token_changes_heard:
+    if heard != state.token_changes_heard:
         return  # a change arrived while the row was read: it may be older than the change
-    if len(runtime.token_cache) >= MAX_ENTRIES:
-        runtime.token_cache.clear()
-    runtime.token_cache[key] = (token, time.monotonic())
+    if len(state.token_cache) >= MAX_ENTRIES:
+        state.token_cache.clear()
+    state.token_cache[key] = (token, time.monotonic())
 
 
 async def authenticate(raw: str) -> AgentToken | None:
@@ -66,7 +67,7 @@ async def authenticate(raw: str) -> AgentToken | None:
     key = digest(raw)
     token = _cached(key)
     if token is None:
-        heard = runtime.token_changes_heard
+        heard = state.token_changes_heard
         token = await database_sync_to_async(AgentToken.authenticate)(raw)
         _remember(key, token, heard)
     return token
@@ -74,7 +75,7 @@ async def authenticate(raw: str) -> AgentToken | None:
 
 def forget(token_hash: str) -> None:
     """Drop a token here and, through the channel layer, in every other process (sync code, after commit)."""
-    runtime.token_cache.pop(token_hash, None)
+    state.token_cache.pop(token_hash, None)
     broadcast.send(GROUP, {"type": "token.changed", "digest": token_hash})
 
 
@@ -85,22 +86,22 @@ async def _listen() -> None:
             channel = await layer.new_channel()
             while True:
                 await layer.group_add(GROUP, channel)
-                runtime.token_listener_ready = True
+                state.token_listener_ready = True
                 rejoin_at = time.monotonic() + REJOIN_EVERY
                 while (left := rejoin_at - time.monotonic()) > 0:
                     try:
                         message = await asyncio.wait_for(layer.receive(channel), left)
                     except TimeoutError:
                         break
-                    runtime.token_changes_heard += 1
-                    runtime.token_cache.pop(message.get("digest", ""), None)
+                    state.token_changes_heard += 1
+                    state.token_cache.pop(message.get("digest", ""), None)
         except asyncio.CancelledError:
             raise
         except Exception:
             logger.warning("Token changes cannot be heard; checking every token in the database", exc_info=True)
         # Messages may have been missed while the layer failed: nothing cached can be trusted.
-        runtime.token_listener_ready = False
-        runtime.token_cache.clear()
+        state.token_listener_ready = False
+        state.token_cache.clear()
         await asyncio.sleep(1.0)
 
 
@@ -108,5 +109,5 @@ def ensure_listening() -> None:
     """Start this process's listener on the running loop (once; again if that loop has gone)."""
     if runtime.keep_running(TASK, _listen):
         # Nothing cached before it listens can be trusted.
-        runtime.token_listener_ready = False
-        runtime.token_cache.clear()
+        state.token_listener_ready = False
+        state.token_cache.clear()

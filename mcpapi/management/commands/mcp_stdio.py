@@ -31,8 +31,10 @@ from mcp_types import jsonrpc_message_adapter
 from mcp_types.jsonrpc import JSONRPCNotification
 
 from core import broadcast, runtime
+from core.compat import mcp_sdk
 from mcpapi import calls, claude_config, toolsets
-from mcpapi.http import jsonrpc_problem
+from mcpapi import runtime as mcp_state
+from mcpapi.jsonrpc import jsonrpc_problem
 from mcpapi.server import access_token, build_server
 from questions import sweeper
 from tokens.models import AgentToken, Scope
@@ -53,9 +55,9 @@ def note_cancellation(item: object) -> None:
     if request_id is None:
         return
     reason = params.get("reason")
-    runtime.stdio_cancel_reasons[str(request_id)] = reason if isinstance(reason, str) else ""
-    while len(runtime.stdio_cancel_reasons) > MAX_NOTED_REASONS:
-        runtime.stdio_cancel_reasons.pop(next(iter(runtime.stdio_cancel_reasons)))
+    mcp_state.stdio_cancel_reasons[str(request_id)] = reason if isinstance(reason, str) else ""
+    while len(mcp_state.stdio_cancel_reasons) > MAX_NOTED_REASONS:
+        mcp_state.stdio_cancel_reasons.pop(next(iter(mcp_state.stdio_cancel_reasons)))
 
 
 class CancellationTap:
@@ -125,7 +127,7 @@ class CheckedLines:
     """stdin, line by line, with the lines the SDK would drop without a reply answered here.
 
     The SDK's parser refuses half a surrogate pair and very deep JSON and then says nothing, so
-    the caller waits for ever; mcpapi.http.jsonrpc_problem words the error as over HTTP.
+    the caller waits for ever; mcpapi.jsonrpc.jsonrpc_problem words the error as over HTTP.
     """
 
     def __init__(self, inner: anyio.AsyncFile[str], tool_names: frozenset[str] | None = None) -> None:
@@ -187,19 +189,19 @@ class Command(BaseCommand):
             auth_context_var.set(AuthenticatedUser(access_token(agent, token)))
         else:
             calls.local_asker_name.set(f"{getpass.getuser()} (stdio)")
-        runtime.stdio = True
+        mcp_state.stdio = True
         settings.HOOKBRIDGE_OPEN_BROWSER = settings.HOOKBRIDGE_STDIO_OPEN_BROWSER and not options["no_open"]
         server = build_server(sets)
 
         async def serve() -> None:
-            broadcast.bind_server_loop()
+            broadcast.bind_server_loop(serves_web=False)
             sweeper.ensure_running()
             main = asyncio.current_task()
             assert main is not None
             # Hosts end a stdio server with SIGTERM: cancelling the calls (rather than dying
             # mid-wait) lets each mark its question as left, answerable until the agent is back.
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main.cancel)
-            lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, with the tap in between
+            lowlevel = mcp_sdk.lowlevel(server)  # what MCPServer.run_stdio_async runs, with the tap in between
             lines = CheckedLines(claim_stdin(), frozenset(entry.name for entry in toolsets.tools(sets)))
             async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
                 lines.replies = write_stream

@@ -102,7 +102,7 @@ class Command(BaseCommand):
 
         registration = register_while_serving(f"{url}/mcp", options["register_name"]) if options["register"] else None
         # A stdio process on the same database opens questions at this address (core.presence).
-        presence.publish()
+        presence.publish(0)  # none yet: the dashboards publish their count as they open
         try:
             # Daphne stops on SIGINT and SIGTERM and returns here, so the entry is removed on either.
             CommandLineInterface().run(["-e", endpoint(host, chosen), "hookbridge_site.asgi:application"])

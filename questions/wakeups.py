@@ -1,0 +1,54 @@
+"""The wake-up: the channel-layer message that tells the calls waiting on a question that it changed.
+
+`question_group` is where those calls listen; `wake_up` is the message (its answer riding along,
+as committed); `take_answer` is how a woken call reads it without reading the row.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from questions.models import Answer, Question
+from questions.states import Status
+
+
+def question_group(question_id: uuid.UUID | str) -> str:
+    return f"question.{uuid.UUID(str(question_id)).hex}"
+
+
+def wake_up(answer: Answer | None = None) -> dict[str, Any]:
+    """The message that wakes the calls waiting on a question; its answer, if any, rides along as committed.
+
+    The woken call then returns it at once (take_answer) instead of reading the row again: that
+    read, on a worker busy rendering the answer for every dashboard, was the largest part of an
+    answer's way to the agent (bench/compare.py). Sent only once the answer commits, so it is
+    what the row says. Without one (a cancel, a timeout) the call reads the row.
+    """
+    message: dict[str, Any] = {"type": "question.resolved"}
+    if answer is not None:
+        message["answered"] = {
+            "resolved_at": answer.created_at.isoformat(),
+            "text": answer.text,
+            "data": answer.data,
+            "option": answer.option,
+            "answered_by": answer.answered_by,
+            "source": answer.source,
+        }
+    return message
+
+
+def take_answer(question: Question, answered: dict[str, Any]) -> None:
+    """`question`, read while pending, as answered by what a wake-up carried."""
+    resolved_at = datetime.fromisoformat(answered["resolved_at"])
+    question.status, question.cancel_reason, question.resolved_at = Status.ANSWERED, "", resolved_at
+    question.answer = Answer(
+        question=question,
+        text=answered["text"],
+        data=answered["data"],
+        option=answered["option"],
+        answered_by=answered["answered_by"],
+        source=answered["source"],
+        created_at=resolved_at,
+    )

@@ -1,0 +1,60 @@
+"""The words told about a question: to people (the dashboard, the API, history) and to the agent that asked.
+
+Kept apart from the model so the wording can be read, and changed, in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from questions.states import CancelReason, Status
+
+
+class Question(Protocol):
+    """What the words read of a question (questions.models.Question): the model is not imported, it imports this."""
+
+    pk: Any
+    status: str
+    cancel_reason: str
+    dismissed_by: str
+
+    def get_cancel_reason_display(self) -> str: ...
+
+
+def answerer(question: Question) -> str:
+    answer = getattr(question, "answer", None)
+    return answer.answered_by if answer else "someone"
+
+
+def outcome_words(question: Question) -> str:
+    """What became of the question, for people: "was answered by alice", "timed out without an answer"."""
+    if question.status == Status.ANSWERED:
+        return f"was answered by {answerer(question)}"
+    if question.status == Status.TIMED_OUT:
+        return "timed out without an answer"
+    if question.cancel_reason == CancelReason.DISMISSED:
+        return f"was dismissed by {question.dismissed_by or 'a person'}"
+    if question.cancel_reason == CancelReason.HOST_DECIDED:
+        return "was decided at the terminal, or its host stopped waiting"
+    if question.cancel_reason == CancelReason.AGENT_GONE:
+        return "was withdrawn: its agent stopped waiting and did not ask again"
+    if question.status == Status.CANCELLED:
+        return f"was cancelled ({question.get_cancel_reason_display().lower()})"
+    return "is pending"
+
+
+def status_sentence(question: Question, *, to_agent: bool) -> str:
+    """The question's state in one sentence; `to_agent`: worded for the agent that asked, saying what to do."""
+    qid = question.pk
+    if to_agent and question.cancel_reason == CancelReason.DISMISSED:
+        return (
+            f"Your request was dismissed by {question.dismissed_by or 'a person'} without an answer. "
+            "Do not wait for help on it: proceed on your own judgement."
+        )
+    if to_agent and question.status == Status.TIMED_OUT:
+        return f"No answer came in time: question {qid} timed out. Proceed on your own judgement."
+    if to_agent and question.status == Status.CANCELLED:
+        return f"Question {qid} was cancelled ({question.get_cancel_reason_display().lower()})."
+    if question.status == Status.ANSWERED:
+        return f"Question {qid} was already answered by {answerer(question)}."
+    return f"Question {qid} {outcome_words(question)}."
