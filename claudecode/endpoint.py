@@ -26,8 +26,8 @@ from django.db import DatabaseError
 from django.utils import timezone
 from starlette.types import Receive, Scope, Send
 
-from claudecode import events, policy, service
-from claudecode.events import BadHookBody, HookCall
+from claudecode import hook_calls, policy, service
+from claudecode.hook_calls import BadHookBody, HookCall
 from claudecode.policy import RuleDecision
 from core import jsonapi
 from core.asgi_io import header, read_body, send_json
@@ -96,7 +96,7 @@ async def _read_call(receive: Receive) -> HookCall:
     if isinstance(payload, dict) and (problem := jsonapi.unstorable(payload)):
         raise Refused(400, problem, problem.split(":", 1)[0])
     try:
-        return events.parse(payload)
+        return hook_calls.parse(payload)
     except BadHookBody as exc:
         raise Refused(400, str(exc), exc.field) from None
 

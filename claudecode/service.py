@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from claudecode.events import HookCall, bounded, outcome
+from claudecode.hook_calls import HookCall, bounded, outcome
 from claudecode.policy import RuleDecision
 from lifecycle.models import AgentSession, SessionEventType, SessionMessage
 from questions.kinds import Kind, kind_of

@@ -9,7 +9,7 @@ from core import presence
 from core.broadcast import DASHBOARD_GROUP
 from core.consumers import LiveConsumer
 from core.db import database_sync_to_async
-from dashboard import events, state, watcher
+from dashboard import feed, state, watcher
 from dashboard import runtime as dashboards
 from tokens.models import Scope
 
@@ -38,17 +38,17 @@ class DashboardConsumer(LiveConsumer):
 
 
 class EventsConsumer(LiveConsumer):
-    """For programs: every question, answer, lifecycle and session event as JSON (dashboard.events)."""
+    """For programs: every question, answer, lifecycle and session event as JSON (dashboard.feed)."""
 
     def refusal(self) -> int | None:
         # Answering tokens and people: an agent's token would see every other agent's questions.
         return self.token_refusal(Scope.ANSWER)
 
     async def group_for(self) -> str:
-        return events.EVENTS_GROUP
+        return feed.EVENTS_GROUP
 
     async def current_state(self) -> list[str]:
-        messages: list[str] = await database_sync_to_async(events.current_state)()
+        messages: list[str] = await database_sync_to_async(feed.current_state)()
         return messages
 
     async def events_message(self, event: dict[str, Any]) -> None:

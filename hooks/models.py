@@ -91,8 +91,6 @@ class HookRun(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
-        # Tables kept their names when the models moved here from lifecycle (hooks/migrations/0001).
-        db_table = "lifecycle_hookrun"
         constraints = [
             models.UniqueConstraint(
                 fields=["tool", "target", "slot"], condition=models.Q(slot__isnull=False), name="one_run_per_slot"
@@ -260,7 +258,6 @@ class HookRunDirectory(models.Model):
 
     class Meta:
         ordering = ["run", "position"]
-        db_table = "lifecycle_hookrundirectory"
         constraints = [models.UniqueConstraint(fields=["run", "position"], name="one_row_per_run_position")]
 
     def __str__(self) -> str:

@@ -85,7 +85,7 @@ class HookWorld:
     def runs(self, server: LiveServer) -> list[dict[str, Any]]:
         with sqlite3.connect(server.tmp / "db.sqlite3") as db:
             db.row_factory = sqlite3.Row
-            return [dict(row) for row in db.execute("SELECT * FROM lifecycle_hookrun ORDER BY started_at")]
+            return [dict(row) for row in db.execute("SELECT * FROM hooks_hookrun ORDER BY started_at")]
 
 
 def _contents(path: Path) -> str:

@@ -139,6 +139,13 @@ def _check(made: dict[str, Any]) -> None:
     assert (run.caller_id, run.status, run.title) == (token.pk, "failed", "Lint")
     assert [(d.directory, d.exit_code, d.output) for d in run.directories.all()] == [("web", 2, "lint error")]
 
+    # Issue 28: the tables are named for the app that owns them now, their rows carried along.
+    from django.db import connection
+
+    tables = set(connection.introspection.table_names())
+    assert {"tokens_agenttoken", "hooks_hookrun", "hooks_hookrundirectory"} <= tables
+    assert not {"mcpapi_agenttoken", "lifecycle_hookrun", "lifecycle_hookrundirectory"} & tables
+
     # The content types moved with their models, so admin permissions and log entries still point at them.
     assert ContentType.objects.get(pk=made["token_type"]).model_class() is AgentToken
     assert ContentType.objects.get(pk=made["run_type"]).model_class() is HookRun

@@ -14,12 +14,12 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
-from questions.wakeups import wake_up
 
 from core.limits import OverLimit
 from questions import asking, runtime
 from questions.asking import Caller, WaitPolicy, wait_for_resolution
 from questions.models import Answer, CancelReason, Question, Status
+from questions.wakeups import wake_up
 from tokens.models import AgentToken
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

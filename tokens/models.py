@@ -55,8 +55,6 @@ class AgentToken(models.Model):
 
     class Meta:
         ordering = ["name", "created_at"]
-        # The table kept its name when the model moved here from mcpapi (tokens/migrations/0001).
-        db_table = "mcpapi_agenttoken"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…, {self.scope})"

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from types import ModuleType
 from typing import Any
 
 from mcpapi.toolsets import approvals, askme, clifford, hooks, maxsim, progress
-from mcpapi.toolsets.entries import ToolEntry
+from mcpapi.toolsets.entries import ToolEntry, Toolset
 
-TOOLSETS: dict[str, ModuleType] = {
-    "maxsim": maxsim,
-    "askme": askme,
-    "clifford": clifford,
-    "progress": progress,
-    "hooks": hooks,
-    "approvals": approvals,
+# Each module exports one typed Toolset; the order is the canonical order of a combined endpoint.
+TOOLSETS: dict[str, Toolset] = {
+    toolset.name: toolset
+    for toolset in (maxsim.TOOLSET, askme.TOOLSET, clifford.TOOLSET, progress.TOOLSET, hooks.TOOLSET, approvals.TOOLSET)
 }
 
 
@@ -36,33 +32,19 @@ def parse(spec: str) -> tuple[str, ...]:
     return tuple(name for name in TOOLSETS if name in names)
 
 
-def _named(entries: Iterable[Any]) -> list[tuple[str, Callable[..., Any]]]:
-    return [entry if isinstance(entry, tuple) else (entry.__name__, entry) for entry in entries]
-
-
-def _entries(module: ModuleType) -> list[ToolEntry]:
-    # A set with a tools() function finds its tools at run time (hooks: from the plugins folder).
-    found = module.tools() if hasattr(module, "tools") else module.TOOLS
-    return [ToolEntry.of(entry) for entry in found]
-
-
 def tools(sets: Iterable[str]) -> list[ToolEntry]:
-    return [entry for name in sets for entry in _entries(TOOLSETS[name])]
+    return [entry for name in sets for entry in TOOLSETS[name].entries()]
 
 
 def builtin_tool_names() -> frozenset[str]:
     """Names of the tools the fixed sets define: a hook may not take one."""
-    return frozenset(
-        ToolEntry.of(entry).name for module in TOOLSETS.values() if hasattr(module, "TOOLS") for entry in module.TOOLS
-    )
+    return frozenset(entry.name for toolset in TOOLSETS.values() if toolset.fixed for entry in toolset.entries())
 
 
 def server_name(sets: Iterable[str]) -> str:
     """How the server introduces itself: a single set keeps its original's name, if it had its own."""
     sets = tuple(sets)
-    if len(sets) == 1:
-        return str(getattr(TOOLSETS[sets[0]], "SERVER_NAME", "hookbridge"))
-    return "hookbridge"
+    return TOOLSETS[sets[0]].server_name if len(sets) == 1 else "hookbridge"
 
 
 def instructions(sets: Iterable[str]) -> str:
@@ -73,8 +55,8 @@ def instructions(sets: Iterable[str]) -> str:
     """
     sets = tuple(sets)
     parts = ["Hook Bridge connects you to the people on your team."]
-    parts += [TOOLSETS[name].INSTRUCTIONS for name in sets]
-    if any(TOOLSETS[name].ASKS for name in sets):
+    parts += [TOOLSETS[name].instructions for name in sets]
+    if any(TOOLSETS[name].asks for name in sets):
         if any(entry.name == "wait_for_answer" for entry in tools(sets)):
             parts.append("If a result has status 'pending', call wait_for_answer with its questionId to keep waiting.")
         else:
@@ -87,4 +69,4 @@ def instructions(sets: Iterable[str]) -> str:
 
 
 def prompts(sets: Iterable[str]) -> list[tuple[str, Callable[..., Any]]]:
-    return [entry for name in sets for entry in _named(TOOLSETS[name].PROMPTS)]
+    return [entry for name in sets for entry in TOOLSETS[name].named_prompts()]

@@ -19,9 +19,10 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictStr
 
 from claudecode import policy, service
-from claudecode.events import summarise
+from claudecode.hook_calls import summarise
 from core.db import database_sync_to_async
 from mcpapi.asking import ask_and_wait, caller
+from mcpapi.toolsets.entries import Toolset
 from questions.kinds import Kind
 
 
@@ -81,10 +82,12 @@ async def approve(
     return _decision({"behavior": "deny", "message": f"No decision from the team yet: {said}"})
 
 
-TOOLS = [("approve", approve)]
-PROMPTS: list[object] = []
-ASKS = True
-INSTRUCTIONS = (
-    "approve is Claude Code's permission-prompt tool: the host calls it before a tool use that needs "
-    "permission, and a person on the team (or a team rule) allows, edits or denies it."
+TOOLSET = Toolset(
+    name="approvals",
+    tools=(("approve", approve),),
+    asks=True,
+    instructions=(
+        "approve is Claude Code's permission-prompt tool: the host calls it before a tool use that needs "
+        "permission, and a person on the team (or a team rule) allows, edits or denies it."
+    ),
 )

@@ -11,6 +11,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from mcpapi.asking import ask_and_wait
+from mcpapi.toolsets.entries import Toolset
 from questions.models import Kind
 
 MAX = settings.HOOKBRIDGE_MAX_QUESTION_LENGTH
@@ -243,20 +244,23 @@ def creative_brainstorm(
     return "\n".join(lines)
 
 
-TOOLS = [
-    ("ask-one-question", ask_one_question),
-    ("ask-multiple-choice", ask_multiple_choice),
-    ("challenge-hypothesis", challenge_hypothesis),
-    ("choose-next", choose_next),
-]
-ASKS = True
-INSTRUCTIONS = (
-    "ask-one-question, ask-multiple-choice, challenge-hypothesis and choose-next block until a person on your "
-    "team answers on the dashboard."
+TOOLSET = Toolset(
+    name="askme",
+    tools=(
+        ("ask-one-question", ask_one_question),
+        ("ask-multiple-choice", ask_multiple_choice),
+        ("challenge-hypothesis", challenge_hypothesis),
+        ("choose-next", choose_next),
+    ),
+    prompts=(
+        ("suggest-follow-up-questions", suggest_follow_up_questions),
+        ("human-decision", human_decision),
+        ("expert-consultation", expert_consultation),
+        ("creative-brainstorm", creative_brainstorm),
+    ),
+    asks=True,
+    instructions=(
+        "ask-one-question, ask-multiple-choice, challenge-hypothesis and choose-next block until a person on your "
+        "team answers on the dashboard."
+    ),
 )
-PROMPTS = [
-    ("suggest-follow-up-questions", suggest_follow_up_questions),
-    ("human-decision", human_decision),
-    ("expert-consultation", expert_consultation),
-    ("creative-brainstorm", creative_brainstorm),
-]

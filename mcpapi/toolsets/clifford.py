@@ -10,6 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import Field, StrictStr
 
 from mcpapi.asking import ask_and_wait
+from mcpapi.toolsets.entries import Toolset
 from questions.models import Kind
 
 Text = Annotated[StrictStr, Field(min_length=1, max_length=settings.HOOKBRIDGE_MAX_QUESTION_LENGTH)]
@@ -37,11 +38,13 @@ async def request_help(
     )
 
 
-TOOLS = [("request_help", request_help)]
-PROMPTS: list[object] = []
-SERVER_NAME = "clifford"  # what the original called itself, for clients that key on it
-ASKS = True
-INSTRUCTIONS = (
-    "When you are blocked, request_help asks a person on your team and blocks until they answer or dismiss it; "
-    "if they dismiss it, proceed on your own judgement."
+TOOLSET = Toolset(
+    name="clifford",
+    tools=(("request_help", request_help),),
+    asks=True,
+    server_name="clifford",  # what the original called itself, for clients that key on it
+    instructions=(
+        "When you are blocked, request_help asks a person on your team and blocks until they answer or dismiss it; "
+        "if they dismiss it, proceed on your own judgement."
+    ),
 )

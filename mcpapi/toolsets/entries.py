@@ -27,3 +27,35 @@ class ToolEntry:
         if isinstance(entry, tuple):
             return cls(name=entry[0], fn=entry[1])
         return cls(name=entry.__name__, fn=entry)
+
+
+ToolSource = Callable[..., Any] | tuple[str, Callable[..., Any]] | ToolEntry
+PromptSource = Callable[..., Any] | tuple[str, Callable[..., Any]]
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """One tool set, as its module exports it (TOOLSET): its tools and prompts, and what it says of itself.
+
+    `tools` is fixed, or a function that finds them at run time (the hooks set: from the plugins);
+    `asks`: whether its tools wait for a person (the server then says how to keep waiting);
+    `server_name`: what the original system called itself, for clients that key on it.
+    """
+
+    name: str
+    instructions: str
+    tools: tuple[ToolSource, ...] | Callable[[], list[ToolEntry]]
+    prompts: tuple[PromptSource, ...] = ()
+    asks: bool = False
+    server_name: str = "hookbridge"
+
+    @property
+    def fixed(self) -> bool:
+        return isinstance(self.tools, tuple)
+
+    def entries(self) -> list[ToolEntry]:
+        found = self.tools if isinstance(self.tools, tuple) else self.tools()
+        return [ToolEntry.of(entry) for entry in found]
+
+    def named_prompts(self) -> list[tuple[str, Callable[..., Any]]]:
+        return [entry if isinstance(entry, tuple) else (entry.__name__, entry) for entry in self.prompts]

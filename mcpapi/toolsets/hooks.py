@@ -14,7 +14,7 @@ from hooks import service
 from hooks.config import Hook, discovered
 from mcpapi import calls, client_log
 from mcpapi.asking import caller, has_progress_token
-from mcpapi.toolsets.entries import ToolEntry
+from mcpapi.toolsets.entries import ToolEntry, Toolset
 
 Verbose = Annotated[
     StrictBool, Field(description="Include the output of every directory, not only of those that failed.")
@@ -86,7 +86,9 @@ def tools() -> list[ToolEntry]:
     ]
 
 
-PROMPTS: list[Any] = []
-SERVER_NAME = "han"  # what the original called itself, for clients that key on it
-ASKS = False
-INSTRUCTIONS = "Each tool here runs one of the team's checks in the workspace and says which folders passed."
+TOOLSET = Toolset(
+    name="hooks",
+    tools=tools,
+    server_name="han",  # what the original called itself, for clients that key on it
+    instructions="Each tool here runs one of the team's checks in the workspace and says which folders passed.",
+)

@@ -15,6 +15,7 @@ from core.db import database_sync_to_async
 from lifecycle import reporting
 from lifecycle.models import EventType, LifecycleEvent
 from mcpapi.asking import ask_and_wait, caller, json_result, wait, waiting_slot
+from mcpapi.toolsets.entries import Toolset
 from questions.models import Kind, Question, Status
 
 # The largest integer every database's integer column holds (PostgreSQL's is 32 bits).
@@ -161,10 +162,17 @@ async def get_phase_status() -> CallToolResult:
     return json_result(await read())
 
 
-TOOLS = [ask_question, wait_for_answer, submit_lifecycle_event, get_phase_status]
-PROMPTS: list[object] = []
-ASKS = True
-INSTRUCTIONS = (
-    "ask_question blocks until a person on your team answers on the dashboard. Report where you are with "
-    "submit_lifecycle_event; get_phase_status says how many questions are waiting."
+TOOLSET = Toolset(
+    name="maxsim",
+    tools=(
+        ask_question,
+        wait_for_answer,
+        submit_lifecycle_event,
+        get_phase_status,
+    ),
+    asks=True,
+    instructions=(
+        "ask_question blocks until a person on your team answers on the dashboard. Report where you are with "
+        "submit_lifecycle_event; get_phase_status says how many questions are waiting."
+    ),
 )

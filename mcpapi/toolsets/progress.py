@@ -13,6 +13,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr
 from core.db import database_sync_to_async
 from lifecycle.models import AgentSession, SessionClosed, SessionEventType
 from mcpapi.asking import caller, json_result
+from mcpapi.toolsets.entries import Toolset
 
 Guid = Annotated[StrictStr, Field(description="The session's guid, from POST /api/sessions.")]
 Text = Annotated[StrictStr, Field(min_length=1, max_length=settings.HOOKBRIDGE_MAX_QUESTION_LENGTH)]
@@ -82,10 +83,19 @@ async def notify_error(guid: Guid, error: Text, recoverable: StrictBool = False)
     return await _record(guid, SessionEventType.ERROR, error=error, recoverable=recoverable)
 
 
-TOOLS = [notify_ack, send_progress, send_status, send_response, notify_complete, notify_error]
-PROMPTS: list[object] = []
-ASKS = False
-INSTRUCTIONS = (
-    "Report on the session you were given (its guid): notify_ack when you start, send_progress and send_status "
-    "as you go, send_response with your result, then notify_complete or notify_error."
+TOOLSET = Toolset(
+    name="progress",
+    tools=(
+        notify_ack,
+        send_progress,
+        send_status,
+        send_response,
+        notify_complete,
+        notify_error,
+    ),
+    asks=False,
+    instructions=(
+        "Report on the session you were given (its guid): notify_ack when you start, send_progress and send_status "
+        "as you go, send_response with your result, then notify_complete or notify_error."
+    ),
 )

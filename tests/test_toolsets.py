@@ -1,0 +1,45 @@
+"""The tool sets: each module exports one typed Toolset, and the server reads nothing else of it."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from mcpapi import toolsets
+from mcpapi.toolsets.entries import ToolEntry, Toolset
+
+
+@pytest.mark.parametrize("name", list(toolsets.TOOLSETS))
+def test_each_set_is_one_typed_toolset_named_as_its_module(name: str) -> None:
+    module = importlib.import_module(f"mcpapi.toolsets.{name}")
+    assert isinstance(module.TOOLSET, Toolset)
+    assert module.TOOLSET.name == name
+    for old in ("TOOLS", "PROMPTS", "ASKS", "INSTRUCTIONS", "SERVER_NAME"):
+        assert not hasattr(module, old), f"{name}.{old}: the Toolset says it"
+
+
+def test_the_fixed_sets_name_their_tools_and_the_hooks_set_finds_its_own() -> None:
+    assert [e.name for e in toolsets.TOOLSETS["clifford"].entries()] == ["request_help"]
+    assert toolsets.TOOLSETS["maxsim"].fixed
+    assert not toolsets.TOOLSETS["hooks"].fixed
+    assert "request_help" in toolsets.builtin_tool_names()
+    assert all(isinstance(entry, ToolEntry) for entry in toolsets.tools(toolsets.TOOLSETS))
+
+
+def test_a_single_set_keeps_its_originals_name_and_a_combination_is_hookbridge() -> None:
+    assert toolsets.server_name(["clifford"]) == "clifford"
+    assert toolsets.server_name(["hooks"]) == "han"
+    assert toolsets.server_name(["maxsim"]) == "hookbridge"
+    assert toolsets.server_name(["clifford", "askme"]) == "hookbridge"
+
+
+def test_the_instructions_say_how_to_keep_waiting_in_the_words_the_endpoint_serves() -> None:
+    assert "call wait_for_answer" in toolsets.instructions(["maxsim"])
+    assert "call the same tool again" in toolsets.instructions(["clifford"])
+    assert "keep waiting" not in toolsets.instructions(["progress"])
+
+
+def test_prompts_are_named() -> None:
+    names = [name for name, _ in toolsets.prompts(["askme"])]
+    assert names == ["suggest-follow-up-questions", "human-decision", "expert-consultation", "creative-brainstorm"]
