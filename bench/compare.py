@@ -176,14 +176,17 @@ async def floor_system() -> AsyncIterator[System]:
 
 
 @asynccontextmanager
-async def hookbridge_systems(with_stdio: bool) -> AsyncIterator[list[System]]:
-    with embedded() as setup:
+async def hookbridge_systems(
+    with_stdio: bool, root: Path = ROOT, name: str = "embedded"
+) -> AsyncIterator[list[System]]:
+    """Hook Bridge embedded (and over stdio), from this checkout or from `root` (a baseline's worktree)."""
+    with embedded(root) as setup:
         server = setup.agent_side
         async with AsyncExitStack() as stack:
             person = await stack.enter_async_context(_http())
             find, send, bare_404 = _api_person(server.url, server.auth("answer-bot"), person)
             call = await _http_agent(stack, server.url, server.auth())
-            systems = [System("embedded", call, find, send, bare_404, **_hookbridge_load(setup))]
+            systems = [System(name, call, find, send, bare_404, **_hookbridge_load(setup))]
             if with_stdio:
                 params = StdioServerParameters(
                     command=sys.executable,
@@ -594,6 +597,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     async with AsyncExitStack() as stack:
         systems = [await stack.enter_async_context(floor_system())]
         systems += await stack.enter_async_context(hookbridge_systems(with_stdio=True))
+        if args.baseline is not None:
+            # The same code before a change, interleaved with it: a re-cut shows what it cost, round by round.
+            name = f"embedded@{args.baseline_name}"
+            systems += await stack.enter_async_context(hookbridge_systems(False, args.baseline, name))
         for extra in (team_system(), feedback_enhanced()):
             system = await stack.enter_async_context(extra)
             if system is not None:
@@ -620,6 +627,13 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=10_000, help="answered questions behind the fan-out")
     parser.add_argument("--fanout", type=int, default=20, help="new questions per database and round (0: skip)")
     parser.add_argument("--quick", action="store_true", help="2 rounds of 3: the harness still works")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout (git worktree add DIR REV) measured as one more system, side by side",
+    )
+    parser.add_argument("--baseline-name", default="baseline", help="how the baseline is named in the tables")
     parser.add_argument("--name", default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()

@@ -10,16 +10,17 @@ from __future__ import annotations
 import os
 import resource
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.live import LiveServer
+from tests.live import ROOT, LiveServer
 from tests.team import REDIS_URL, fresh_postgres_database, require_team_services
 
 # Calls a worker may hold: every held call is an open connection on both ends.
@@ -92,8 +93,9 @@ class Setup:
 
 
 @contextmanager
-def embedded(**env: str) -> Iterator[Setup]:
-    server = LiveServer(env_overrides={**BENCH_ENV, **env})
+def embedded(root: Path = ROOT, **env: str) -> Iterator[Setup]:
+    """Hook Bridge embedded, from this checkout or another (`root`: a baseline's worktree)."""
+    server = LiveServer(env_overrides={**BENCH_ENV, **env}, root=root)
     server.setup()
     try:
         yield Setup("embedded", server, server, server.env["DATABASE_URL"])
@@ -117,7 +119,7 @@ def team(redis_url: str = REDIS_URL, **env: str) -> Iterator[Setup]:
             first.close()
 
 
-SETUPS = {"embedded": embedded, "team": team}
+SETUPS: dict[str, Callable[[], AbstractContextManager[Setup]]] = {"embedded": embedded, "team": team}
 
 
 def rss_bytes(server: LiveServer) -> int:

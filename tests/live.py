@@ -54,9 +54,9 @@ print(json.dumps(tokens))
 """
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
+def _manage(env: dict[str, str], *args: str, root: Path = ROOT) -> str:
     result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args], cwd=root, env=env, capture_output=True, text=True, timeout=120
     )
     if result.returncode != 0:
         raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
@@ -75,6 +75,8 @@ class LiveServer:
     tmp: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hookbridge-e2e-")))
     log_path: Path | None = None
     prepare: bool = True
+    # The checkout the server runs from: this one, or another (bench/compare.py --baseline: the code before a change).
+    root: Path = ROOT
 
     @property
     def url(self) -> str:
@@ -107,7 +109,8 @@ class LiveServer:
             # The same commands a person runs, in one process: six processes, each setting Django up,
             # took most of every server's start (about 10 s of the suite's e2e modules' setups each).
             script = PREPARE.replace("{username}", self.username)
-            self.tokens.update(json.loads(_manage(env, "shell", "-v", "0", "-c", script).strip().splitlines()[-1]))
+            made = _manage(env, "shell", "-v", "0", "-c", script, root=self.root)
+            self.tokens.update(json.loads(made.strip().splitlines()[-1]))
         self.start()
 
     def start(self) -> None:
@@ -123,7 +126,7 @@ class LiveServer:
                 endpoint("127.0.0.1", self.port),  # as `serve` and the systemd unit listen
                 "hookbridge_site.asgi:application",
             ],
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
