@@ -59,6 +59,9 @@ from tests.team import POSTGRES_URL, REDIS_URL, _reachable
 PEERS = ROOT / "bench" / ".peers"
 MFE = PEERS / "mcp-feedback-enhanced" / "bin" / "mcp-feedback-enhanced"
 ANSWER = "ok"
+# The measurements under load hold hundreds of calls from one agent's token: past the per-token cap
+# (HOOKBRIDGE_MAX_WAITING_PER_TOKEN, 100 by default) they were refused, and the held count never came.
+HELD_ENV = {"HOOKBRIDGE_MAX_WAITING_PER_TOKEN": "100000"}
 
 
 # --- the systems ---------------------------------------------------------------------------
@@ -180,7 +183,7 @@ async def hookbridge_systems(
     with_stdio: bool, root: Path = ROOT, name: str = "embedded"
 ) -> AsyncIterator[list[System]]:
     """Hook Bridge embedded (and over stdio), from this checkout or from `root` (a baseline's worktree)."""
-    with embedded(root) as setup:
+    with embedded(root, **HELD_ENV) as setup:
         server = setup.agent_side
         async with AsyncExitStack() as stack:
             person = await stack.enter_async_context(_http())
@@ -211,7 +214,7 @@ async def team_system() -> AsyncIterator[System | None]:
         print("team: skipped, PostgreSQL or Redis is unreachable", flush=True)
         yield None
         return
-    with team() as setup:
+    with team(**HELD_ENV) as setup:
         async with AsyncExitStack() as stack:
             person = await stack.enter_async_context(_http())
             answering = setup.answer_side

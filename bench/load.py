@@ -94,6 +94,12 @@ async def held(system: System, count: int, sample: int) -> dict[str, Any]:
                 tasks.append(asyncio.create_task(client.call_tool("ask_question", {"question": f"held {tag} {i}"})))
 
             async def all_held(stop: int = stop) -> bool:
+                # A call that ends while it should be held was refused (a cap, an error): say so now.
+                if ended := [task for task in tasks if task.done()]:
+                    said = ended[0].exception() or ended[0].result()
+                    raise RuntimeError(
+                        f"{system.name}: {len(ended)} held calls ended early, the first with {said!r:.300}"
+                    )
                 return await pending() >= base + stop
 
             await until(all_held, 120, f"{system.name}: holding {stop} calls")
