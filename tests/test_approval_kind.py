@@ -143,3 +143,15 @@ def test_a_rule_with_a_broken_pattern_or_a_deny_without_a_message_is_refused_in_
     with pytest.raises(ValidationError) as refused:
         ApprovalRule(tool_pattern="Bash", action="deny").full_clean()
     assert "message" in refused.value.message_dict
+
+
+def test_send_with_no_decision_chosen_is_refused_and_decides_nothing() -> None:
+    # Choosing and sending are two acts (issue 29): a Send before a choice says so.
+    sent = form()
+    assert not sent.is_valid()
+    assert sent.reply is None
+    assert sent.general_problem == "Choose a decision (Allow, Deny, …), then Send."
+
+
+def test_the_chosen_decision_is_kept_when_the_card_comes_back() -> None:
+    assert form(behavior="edit", updatedInput="{not json").pressed == "edit"

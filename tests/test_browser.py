@@ -47,7 +47,10 @@ async def test_a_question_arrives_live_and_a_click_answers_the_agent(
         ARTIFACTS.mkdir(exist_ok=True)
         await page.screenshot(path=str(ARTIFACTS / "dashboard-question.png"), full_page=True)
 
-        await card.get_by_role("button", name="Blue/green").click()
+        await card.get_by_role("radio", name="Blue/green").check()  # chosen, not sent (issue 29)
+        await asyncio.sleep(0.5)
+        assert not call.done(), "a click on an option must not send it"
+        await card.get_by_role("button", name="Send answer").click()
         result = await asyncio.wait_for(call, 15)
 
     assert result.structured_content == {"answer": "blue-green"}
@@ -178,7 +181,8 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
         assert await card.locator("script").count() == 0
         assert await card.locator("a[href^='javascript']").count() == 0
         await card.get_by_label("Message (optional)").fill("after lunch")
-        await card.get_by_role("button", name="More tests").click()
+        await card.get_by_role("radio", name="More tests").check()
+        await card.get_by_role("button", name="Send choice").click()
         nxt_result = (await asyncio.wait_for(nxt, 15)).structured_content
         assert nxt_result == {
             "action": "selected",

@@ -57,10 +57,13 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         card = await card_for(page, marker, width, "bash")
         await expect(card.locator("pre.command")).to_have_text(marker)
         await expect(
-            card.get_by_role("button", name="Allow, and switch to acceptEdits mode (this session)")
+            card.get_by_role("radio", name="Allow, and switch to acceptEdits mode (this session)")
         ).to_be_visible()
         assert await serious_violations(page) == []
-        await card.get_by_role("button", name="Allow", exact=True).click()
+        await card.get_by_role("radio", name="Allow", exact=True).check()
+        await asyncio.sleep(0.3)
+        assert not request.done(), "choosing Allow must not send it"
+        await card.get_by_role("button", name="Send decision").click()
         response = await asyncio.wait_for(request, 10)
         assert response.json() == {
             "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
@@ -73,12 +76,12 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         card = await card_for(page, "app.py", width, "edit")
         await expect(card.locator("pre.diff .removed", has_text=f"-x = {width}")).to_be_visible()
         await expect(card.locator("pre.diff .added", has_text="+x = 2")).to_be_visible()
-        await card.get_by_text("Allow with changes").click()
+        await card.get_by_role("radio", name="Allow with changes").check()
         changed = {**edit, "new_string": "x = 3\n"}
         await card.get_by_label("The input to run instead (JSON)").fill(json.dumps(changed))
         await card.screenshot(path=str(ARTIFACTS / f"approval-edit-open-{width}.png"))
         assert await card.evaluate(LAYOUT_PROBLEMS) == []
-        await card.get_by_role("button", name="Allow with these changes").click()
+        await card.get_by_role("button", name="Send decision").click()
         response = await asyncio.wait_for(request, 10)
         assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow", "updatedInput": changed}
 
@@ -86,8 +89,9 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         marker = f"rm -rf build-{width}"
         request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
         card = await card_for(page, marker, width, "deny")
-        await card.get_by_label("Why not (the agent reads it)").fill("Run make clean instead")
-        await card.get_by_role("button", name="Deny").click()
+        await card.get_by_label("Why not, if you deny (the agent reads it)").fill("Run make clean instead")
+        await card.get_by_role("radio", name="Deny").check()
+        await card.get_by_role("button", name="Send decision").click()
         response = await asyncio.wait_for(request, 10)
         assert response.json()["hookSpecificOutput"]["decision"] == {
             "behavior": "deny",

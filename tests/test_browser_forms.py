@@ -207,12 +207,18 @@ async def test_choose_next_asks_for_the_message_before_the_tiles(
         card = page.locator("article.question", has_text="Order: what next?")
         await expect(card).to_be_visible(timeout=10_000)
         message = await card.get_by_label("Message (optional)").bounding_box()
-        tile = await card.get_by_role("button", name="Ship").bounding_box()
+        tile = await card.locator("label.tile", has_text="Ship").bounding_box()
         assert message is not None
         assert tile is not None
-        assert message["y"] + message["height"] <= tile["y"], "the message box comes before the one-click tiles"
+        assert message["y"] + message["height"] <= tile["y"], "the message box comes before the tiles"
         await card.get_by_label("Message (optional)").fill("after the freeze")
-        await card.get_by_role("button", name="Ship").click()
+        await card.locator("label.tile", has_text="Ship").click()  # chosen, not sent (issue 29)
+        await asyncio.sleep(0.5)
+        assert not call.done(), "a click on a tile must not send it"
+        send = await card.get_by_role("button", name="Send choice").bounding_box()
+        assert send is not None
+        assert send["y"] + send["height"] <= 844, "Send is in view at the bottom of the card"
+        await card.get_by_role("button", name="Send choice").click()
         result = (await asyncio.wait_for(call, 15)).structured_content
     assert result == {
         "action": "selected",
@@ -297,8 +303,14 @@ async def test_a_person_answers_with_the_keyboard_alone(live_server_proc: LiveSe
         assert [s["option"] for s in result["answers"][0]["selections"]] == ["bash", "fish"]
         assert result["completionStatus"] == "done"
 
+        # A digit chooses and Enter sends (issue 29): "2" alone leaves the question waiting.
         for key in ["j", "2"]:
             await page.keyboard.press(key)
+        await asyncio.sleep(0.5)
+        assert not picked.done(), "a digit must choose, not send"
+        card = page.locator("article.question", has_text="Keys: which one?")
+        await expect(card.get_by_role("radio", name="Beta")).to_be_checked()
+        await page.keyboard.press("Enter")
         assert (await asyncio.wait_for(picked, 15)).structured_content == {"answer": "b"}
 
 

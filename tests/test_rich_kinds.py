@@ -165,3 +165,13 @@ def test_history_shows_every_kinds_answer_readably(
     page = logged_in.get("/history/").content.decode()
     assert "h1: Somewhat agree (likely)<br>h2: Disagree" in page
     assert "Chose: Y (go)" in page
+
+
+def test_choose_next_sent_with_nothing_chosen_says_so_and_stays_pending(
+    logged_in: Client, choose_next: Question
+) -> None:
+    response = post(logged_in, choose_next, {"message": "kept"})
+    assert response.status_code == 422
+    assert "Choose an option, or reject them all, or ask for new ideas; then Send." in response.content.decode()
+    assert "kept" in response.content.decode()
+    assert Question.objects.get(pk=choose_next.pk).status == Status.PENDING

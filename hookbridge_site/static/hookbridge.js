@@ -227,8 +227,9 @@ function announce(card) {
   }
 }
 
-// Keyboard: j/k move between cards, 1–9 pick an option on the current card, Ctrl/Cmd+Enter sends it,
-// ? shows the keys. Keys typed into a text field stay there, but for Ctrl/Cmd+Enter.
+// Keyboard: j/k move between cards, 1–9 choose an option on the current card (nothing is sent),
+// Enter on a choice or Ctrl/Cmd+Enter anywhere in the card sends it, ? shows the keys. Keys typed
+// into a text field stay there, but for Ctrl/Cmd+Enter. Choosing and sending are two acts (issue 29).
 function cards() {
   return [...document.querySelectorAll("#question-list > article.question:not(.closed)")];
 }
@@ -260,9 +261,28 @@ function pick(card, number) {
     if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }
     return;
   }
-  const choice = [...card.querySelectorAll("button.option, button.tile")][number - 1];
-  if (choice) choice.click();  // an option or a tile answers at once, as a click does
+  const choices = [...card.querySelectorAll("label.pick input[type=radio]")];
+  const choice = choices[number - 1];
+  if (choice) { choice.checked = true; choice.focus(); choice.dispatchEvent(new Event("change", { bubbles: true })); }
 }
+
+// One choice per card: a tile and "Reject all" are two fields (choice, action), chosen as one group.
+// Writing your own answer un-chooses the offered options, so what is sent is what was last chosen.
+document.addEventListener("change", (event) => {
+  const input = event.target;
+  if (!(input instanceof HTMLInputElement) || input.type !== "radio" || !input.closest("label.pick")) return;
+  const form = input.closest("form");
+  if (!form) return;
+  for (const other of form.querySelectorAll("label.pick input[type=radio]:checked")) {
+    if (other !== input && other.name !== input.name) other.checked = false;
+  }
+});
+document.addEventListener("input", (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLTextAreaElement) || box.name !== "answer") return;
+  const form = box.closest("form");
+  if (form && box.value.trim()) for (const option of form.querySelectorAll("input[type=radio][name=option]")) option.checked = false;
+});
 
 function send(card) {
   const form = card.querySelector("form");
@@ -285,6 +305,11 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === "Enter" && event.target.matches && event.target.matches("label.pick input[type=radio]")) {
+    const card = currentCard();
+    if (card) { event.preventDefault(); send(card); }
+    return;
+  }
   if (event.key === "?") { event.preventDefault(); toggleShortcuts(); return; }
   if (event.key === "j" || event.key === "k") {
     const all = cards();

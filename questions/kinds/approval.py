@@ -102,6 +102,11 @@ class ApprovalForm(AnswerForm):
         return self.typed("message")
 
     @property
+    def pressed(self) -> str:
+        """The decision chosen (kept when the form comes back with an error)."""
+        return self.typed("behavior")
+
+    @property
     def shown(self) -> dict[str, Any]:
         """What the card shows of the input: a command, a diff (as (class, line) pairs), or formatted JSON."""
         tool, tool_input = str(self.question.payload.get("tool_name", "")), self.question.payload.get("tool_input")
@@ -127,6 +132,10 @@ class ApprovalForm(AnswerForm):
         return problem if problem in ("updatedInput", "message") else None
 
     def clean(self) -> dict[str, Any] | None:
+        if not self.data.get("behavior"):
+            # Choosing is one act and sending another (issue 29): Send with nothing chosen changes nothing.
+            self.add_error(None, "Choose a decision (Allow, Deny, …), then Send.")
+            return self.cleaned_data
         if self.data.get("behavior") == "edit":
             try:
                 json.loads(str(self.data.get("updatedInput", "")))

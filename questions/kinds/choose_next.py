@@ -16,8 +16,22 @@ class ChooseNextForm(AnswerForm):
         self.fields["message"] = optional_text()
 
     @property
+    def chosen(self) -> str:
+        return self.typed("choice")
+
+    @property
+    def chosen_action(self) -> str:
+        return self.typed("action")
+
+    @property
     def message_box(self) -> dict[str, str]:
         return {"value": self.typed("message"), "error": self.problem("message") or self.problem("choice")}
+
+    def clean(self) -> dict[str, Any] | None:
+        if not self.data.get("choice") and not self.data.get("action"):
+            self.add_error(None, "Choose an option, or reject them all, or ask for new ideas; then Send.")
+            return self.cleaned_data
+        return super().clean()
 
     def to_answer(self) -> tuple[Any, Any]:
         data = self.cleaned_data

@@ -16,6 +16,10 @@ class FreeTextForm(AnswerForm):
         return self.cleaned_data["answer"], self.cleaned_data["option"]
 
     @property
+    def chosen(self) -> str:
+        return self.typed("option")
+
+    @property
     def free_text(self) -> dict[str, str]:
         return {"value": self.typed("answer"), "error": self.problem("answer") or self.problem("option")}
 
