@@ -653,7 +653,11 @@ def main() -> None:
         "name": name,
         "taken_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": environment(),
-        "plan": {key: value for key, value in vars(args).items() if key not in ("out", "name", "quick")},
+        "plan": {
+            key: str(value) if isinstance(value, Path) else value
+            for key, value in vars(args).items()
+            if key not in ("out", "name", "quick")
+        },
         "figures": figures,
         "seconds": round(time.monotonic() - started, 1),
     }
