@@ -27,7 +27,7 @@ def context() -> dict[str, Any]:
     dashboards.dashboard_pending_seen = pending_ids
     dashboards.dashboard_runs_seen = runs_signature(hook_runs)
     return {
-        "queue": queue.page(total=len(pending_ids)),
+        "queue": queue.page(),
         "pending_count": len(pending_ids),
         "agents_now": LifecycleEvent.latest_per_agent(),
         "hosts_now": AgentSession.hosts_at_work(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -45,6 +45,8 @@ class AlreadyResolved(QuestionError):
 # Only a pending question takes an answer. One whose agent stopped waiting is still
 # pending (see Question.agent_stopped_waiting); its answer waits for the re-ask.
 ANSWERABLE = models.Q(status=Status.PENDING)
+# A question with its own timeout (Ask-Me's, a tool set's default), or an approval, whose host gives up.
+WITH_DEADLINE = models.Q(timeout_seconds__isnull=False) | models.Q(kind=Kind.APPROVAL)
 
 
 def reattach_cutoff() -> Any:
@@ -78,6 +80,10 @@ def fingerprint(
 class QuestionQuerySet(models.QuerySet["Question"]):
     def pending(self) -> QuestionQuerySet:
         return self.filter(status=Status.PENDING).order_by("created_at")
+
+    def with_deadline(self) -> QuestionQuerySet:
+        """Those someone gives up on at a known time (see Question.deadline): the dashboard puts them first."""
+        return self.filter(WITH_DEADLINE)
 
     def reattach_target(self, asker: AgentToken | None, asker_name: str, key: str) -> QuestionQuerySet:
         """The asker's newest question with this fingerprint that a re-ask comes back to (see `reattachable`)."""
@@ -205,6 +211,19 @@ class Question(models.Model):
     def outcome_words(self) -> str:
         """What became of the question, for people: "was answered by alice" (questions.wording)."""
         return wording.outcome_words(self)
+
+    @property
+    def deadline(self) -> datetime | None:
+        """When the asker gives up on the question, if anyone does: its own timeout, or an approval's host.
+
+        Claude Code's hook gives up after its timeout; Hook Bridge answers "no decision" at
+        HOOKBRIDGE_APPROVAL_TIMEOUT, just before, so the host can still ask at the terminal.
+        """
+        if self.timeout_seconds is not None:
+            return self.created_at + timedelta(seconds=self.timeout_seconds)
+        if self.kind == Kind.APPROVAL:
+            return self.created_at + timedelta(seconds=settings.HOOKBRIDGE_APPROVAL_TIMEOUT)
+        return None
 
     @property
     def answerer(self) -> str:

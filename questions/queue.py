@@ -11,14 +11,14 @@ from __future__ import annotations
 import base64
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db.models import Q
 from django.template.loader import render_to_string
 
 from core.limits import fit, size_of
-from questions.models import Question, QuestionQuerySet
+from questions.models import WITH_DEADLINE, Question, QuestionQuerySet
 
 # A card over this is shown cut down: a page must hold at least one card and the rest of the state.
 CARD_MAX_BYTES = 192 * 1024
@@ -27,6 +27,12 @@ CARD_MAX_BYTES = 192 * 1024
 def encode_cursor(question: Question) -> str:
     """Where a page ended: the last question's time and id, so new questions never shift the pages."""
     return base64.urlsafe_b64encode(f"{question.created_at.isoformat()}|{question.pk}".encode()).decode()
+
+
+# The cursor of a page that starts at the oldest question without a deadline.
+FROM_THE_START = base64.urlsafe_b64encode(
+    f"{datetime.min.replace(tzinfo=UTC).isoformat()}|{uuid.UUID(int=0)}".encode()
+).decode()
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID] | None:
@@ -53,22 +59,32 @@ class QueuePage:
 
 
 def pending_after(after: tuple[datetime, uuid.UUID] | None) -> QuestionQuerySet:
-    pending = Question.objects.pending().select_related("session").order_by("created_at", "pk")
+    """The pending questions without a deadline, oldest first, after the cursor (those with one lead the first page)."""
+    pending = Question.objects.pending().exclude(WITH_DEADLINE).select_related("session").order_by("created_at", "pk")
     if after is not None:
         created_at, pk = after
         pending = pending.filter(Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=pk))
     return pending
 
 
-def page(after: tuple[datetime, uuid.UUID] | None = None, *, total: int | None = None) -> QueuePage:
-    """The oldest pending questions (after the cursor) that fit in one message, as rendered cards.
+def urgent() -> list[Question]:
+    """The pending questions someone gives up on at a known time, soonest first (issue 29: triage order)."""
+    found = list(Question.objects.pending().with_deadline().select_related("session")[: settings.HOOKBRIDGE_QUEUE_PAGE])
+    return sorted(found, key=lambda question: (question.deadline, question.created_at))
 
-    `total`: how many are pending after the cursor, when the caller counted them already.
+
+def page(after: tuple[datetime, uuid.UUID] | None = None) -> QueuePage:
+    """The cards that fit in one message: on the first page, those with a deadline (soonest first), then the
+    oldest of the rest; after the cursor, the next of the rest.
     """
+    leading = urgent() if after is None else []
     pending = pending_after(after)
-    candidates = list(pending[: settings.HOOKBRIDGE_QUEUE_PAGE])
+    candidates = [*leading, *pending[: settings.HOOKBRIDGE_QUEUE_PAGE]]
     cards, taken = fit(candidates, card_html)
     if taken == 0:
         return QueuePage()
-    remaining = (pending.count() if total is None else total) - taken
+    rest_taken = max(taken - len(leading), 0)
+    remaining = pending.count() - rest_taken
+    if rest_taken == 0:  # the questions with a deadline filled the page: the next starts at the oldest of the rest
+        return QueuePage(cards, remaining, FROM_THE_START if remaining > 0 else None)
     return QueuePage(cards, remaining, encode_cursor(candidates[taken - 1]) if remaining > 0 else None)

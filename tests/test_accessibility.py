@@ -76,9 +76,9 @@ async def test_every_page_passes_axe(live_server_proc: LiveServer, browser: Brow
                 page = await browser.new_page(viewport={"width": width, "height": height}, color_scheme=scheme)
                 errors: list[str] = []
 
-                def note(message: ConsoleMessage, errors: list[str] = errors) -> None:
+                def note(message: ConsoleMessage, errors: list[str] = errors, page: Any = page) -> None:
                     if message.type == "error":
-                        errors.append(message.text)
+                        errors.append(f"{page.url}: {message.text}")
 
                 page.on("console", note)
                 await log_in(page, live_server_proc)

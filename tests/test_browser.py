@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,11 @@ async def test_a_status_bar_follows_lifecycle_events_live(live_server_proc: Live
             },
         )
     bar = page.locator("#status-bar")
+    # One line until asked for more (issue 29); opened, it stays open across live pushes.
+    await expect(bar.locator("summary")).to_contain_text(re.compile(r"\d+ agents? at work"))
+    assert (await bar.bounding_box() or {"height": 999})["height"] < 60
+    await bar.locator("summary").click()
+    await expect(bar.locator(".agents-now")).to_be_visible()
     await expect(bar).to_contain_text("Phase started")
     await expect(bar).to_contain_text("Phase 3: Refactor auth")
     await expect(bar).to_contain_text("step 2 of 5")

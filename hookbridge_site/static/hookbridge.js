@@ -28,6 +28,28 @@ document.addEventListener("DOMContentLoaded", refreshAges);
 document.addEventListener("htmx:load", refreshAges);
 setInterval(refreshAges, 30_000);
 
+// Time left on a question someone gives up on: "The host gives up in 4 min 10 s", every second.
+function left(seconds) {
+  if (seconds <= 0) return "now";
+  const minutes = Math.floor(seconds / 60);
+  return minutes ? `in ${minutes} min ${Math.floor(seconds % 60)} s` : `in ${Math.floor(seconds)} s`;
+}
+
+function countDown() {
+  for (const line of document.querySelectorAll(".countdown[data-deadline]")) {
+    const deadline = Date.parse(line.dataset.deadline);
+    const text = line.querySelector(".countdown-text");
+    if (Number.isNaN(deadline) || !text) continue;
+    const seconds = (deadline - Date.now()) / 1000;
+    const who = line.closest(".kind-approval") ? "The host" : "The agent";
+    text.textContent = seconds > 0 ? `${who} gives up ${left(seconds)}` : `${who} gave up waiting`;
+    line.dataset.urgency = seconds < 60 ? "now" : seconds < 300 ? "soon" : "";
+  }
+}
+document.addEventListener("DOMContentLoaded", countDown);
+document.addEventListener("htmx:load", countDown);
+setInterval(countDown, 1000);
+
 // The queue's filters and grouping live in the URL (a filtered view can be bookmarked); new cards pushed
 // over the WebSocket are filtered as they arrive.
 const FILTERS = { project: "project", agent: "asker", kind: "kind" };
@@ -41,6 +63,7 @@ function applyFilters() {
   const group = params.get("group");
   // Grouping is the order of the cards (the list is a flex column): one position per group value, sorted.
   const groups = group ? [...new Set(cards.map((card) => card.dataset[group] || ""))].sort() : [];
+  if (!group) leadWithDeadlines(list, cards);
   let shown = 0;
   for (const card of cards) {
     const match = Object.entries(FILTERS).every(([param, data]) => !params.get(param) || card.dataset[data] === params.get(param));
@@ -50,6 +73,22 @@ function applyFilters() {
   }
   const none = document.querySelector(".filtered-out");
   if (none) none.hidden = shown > 0 || !list.querySelector("article.question");
+}
+
+// Without grouping, what someone gives up on soonest leads (issue 29): cards with a deadline first, soonest
+// first, then the rest in asking order; a card pushed later takes its place by the same rule. The cards are
+// moved, not restyled (a style attribute is refused by the page's CSP when htmx settles a swap), and only
+// those out of place move, so a card someone is typing into keeps its focus.
+function leadWithDeadlines(list, cards) {
+  const urgent = cards.filter((card) => card.dataset.deadline).sort((a, b) => Date.parse(a.dataset.deadline) - Date.parse(b.dataset.deadline));
+  const focused = document.activeElement;
+  let expected = list.firstElementChild;
+  for (const card of urgent) {
+    if (card === expected) expected = expected.nextElementSibling;
+    else list.insertBefore(card, expected);
+  }
+  // A move takes the focus from what is inside the moved card: a person typing there keeps typing.
+  if (focused instanceof HTMLElement && focused !== document.activeElement && focused.isConnected) focused.focus({ preventScroll: true });
 }
 
 function loadFilters() {
@@ -231,7 +270,9 @@ function announce(card) {
 // Enter on a choice or Ctrl/Cmd+Enter anywhere in the card sends it, ? shows the keys. Keys typed
 // into a text field stay there, but for Ctrl/Cmd+Enter. Choosing and sending are two acts (issue 29).
 function cards() {
-  return [...document.querySelectorAll("#question-list > article.question:not(.closed)")];
+  // In the order a person sees them: triage and grouping order cards with CSS (applyFilters).
+  const all = [...document.querySelectorAll("#question-list > article.question:not(.closed)")].filter((card) => !card.hidden);
+  return all.map((card, index) => [Number(card.style.order || 0), index, card]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((entry) => entry[2]);
 }
 
 function currentCard() {
@@ -247,23 +288,24 @@ function selectCard(card) {
 }
 
 function pick(card, number) {
-  const group = (document.activeElement && document.activeElement.closest(".scale, fieldset")) || card;
-  const radios = [...group.querySelectorAll("input[type=radio]")];
-  if (radios.length) {  // a rating on the scale the focus is in (the first one when none is)
-    const scale = radios[0].closest(".scale");
-    const choice = [...scale.querySelectorAll("input[type=radio]")][number - 1];
-    if (choice) { choice.checked = true; choice.focus(); }
+  // An option, a tile or a decision: chosen, never sent (issue 29).
+  const choices = [...card.querySelectorAll("label.pick input[type=radio]")];
+  if (choices.length) {
+    const choice = choices[number - 1];
+    if (choice) { choice.checked = true; choice.focus(); choice.dispatchEvent(new Event("change", { bubbles: true })); }
+    return;
+  }
+  // A rating on the scale the focus is in (the first one when none is).
+  const scales = [...card.querySelectorAll(".scale")];
+  if (scales.length) {
+    const scale = (document.activeElement && document.activeElement.closest(".scale")) || scales[0];
+    const step = [...scale.querySelectorAll("input[type=radio]")][number - 1];
+    if (step) { step.checked = true; step.focus(); }
     return;
   }
   const boxes = [...card.querySelectorAll("input[type=checkbox]")];
-  if (boxes.length) {
-    const box = boxes[number - 1];
-    if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }
-    return;
-  }
-  const choices = [...card.querySelectorAll("label.pick input[type=radio]")];
-  const choice = choices[number - 1];
-  if (choice) { choice.checked = true; choice.focus(); choice.dispatchEvent(new Event("change", { bubbles: true })); }
+  const box = boxes[number - 1];
+  if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }
 }
 
 // One choice per card: a tile and "Reject all" are two fields (choice, action), chosen as one group.
@@ -279,9 +321,20 @@ document.addEventListener("change", (event) => {
 });
 document.addEventListener("input", (event) => {
   const box = event.target;
-  if (!(box instanceof HTMLTextAreaElement) || box.name !== "answer") return;
-  const form = box.closest("form");
-  if (form && box.value.trim()) for (const option of form.querySelectorAll("input[type=radio][name=option]")) option.checked = false;
+  const form = box.closest && box.closest("form");
+  if (!form || !box.value || !box.value.trim()) return;
+  if (box.name === "answer") for (const option of form.querySelectorAll("input[type=radio][name=option]")) option.checked = false;
+  // An approval's edited input or reason to deny chooses what they belong to; Send still sends.
+  const belongs = { updatedInput: "edit", message: "deny" }[box.name];
+  const decision = belongs && form.querySelector(`input[type=radio][name=behavior][value=${belongs}]`);
+  if (decision) decision.checked = true;
+});
+document.addEventListener("change", (event) => {
+  const input = event.target;
+  if (input instanceof HTMLInputElement && input.name === "behavior" && input.value === "edit" && input.checked) {
+    const details = input.closest("form").querySelector("details.edit-input");
+    if (details) details.open = true;
+  }
 });
 
 function send(card) {
@@ -323,5 +376,23 @@ document.addEventListener("keydown", (event) => {
   if (/^[1-9]$/.test(event.key)) {
     const card = currentCard();
     if (card) { event.preventDefault(); pick(card, Number(event.key)); }
+  }
+});
+
+// A <details> that a live push replaces keeps the state the person left it in (the status bar's agents).
+document.addEventListener("toggle", (event) => {
+  const details = event.target;
+  if (details instanceof HTMLDetailsElement && details.dataset.keepOpen) {
+    sessionStorage.setItem(`open:${details.dataset.keepOpen}`, details.open ? "1" : "");
+  }
+}, true);
+document.addEventListener("htmx:load", (event) => {
+  for (const details of event.detail.elt.querySelectorAll ? event.detail.elt.querySelectorAll("details[data-keep-open]") : []) {
+    details.open = sessionStorage.getItem(`open:${details.dataset.keepOpen}`) === "1";
+  }
+});
+document.addEventListener("DOMContentLoaded", () => {
+  for (const details of document.querySelectorAll("details[data-keep-open]")) {
+    details.open = sessionStorage.getItem(`open:${details.dataset.keepOpen}`) === "1";
   }
 });
