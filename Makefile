@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test lint install install-dev system-deps ts-deps claude-code-deps bench bench-peers soak test-newest-python
+.PHONY: serve test lint install install-dev system-deps ts-deps claude-code-deps bench bench-peers soak test-newest-python test-fast
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ lint: $(VENV)/.installed-dev
 
 test: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-newest-python
 	$(VENV)/bin/pytest
+
+# The fast tests, as a person runs them while working: the dev tools, then every test that needs no
+# server, browser, PostgreSQL or Redis, without coverage (its floor is for the whole suite). About a minute.
+test-fast: $(VENV)/.installed-dev
+	$(VENV)/bin/pytest -q --no-cov -m "not e2e and not browser and not team"
 
 # The newest Python supported (requires-python has no ceiling): the tests that need no
 # server or browser, in a virtualenv of its own. From PATH or pyenv; CI fails without it,
