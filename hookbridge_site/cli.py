@@ -30,17 +30,38 @@ COMMANDS = {
 }
 
 
+WHAT = (
+    "Hook Bridge: AI coding agents ask your team over MCP, and wait while a person answers on a live dashboard.\n"
+)
+
+
 def usage() -> str:
     names = ", ".join(COMMANDS)
     return f"usage: hookbridge <command> [options]; commands: {names}. `hookbridge <command> --help` for its options."
 
 
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("hookbridge")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help", "help"):
-        sys.stderr.write(__doc__ or "")
-        sys.stderr.write(usage() + "\n")
-        return 0 if args else 2
+    if args and args[0] in ("-h", "--help", "help"):
+        # Asked for: on stdout, so `hookbridge --help | less` works.
+        sys.stdout.write(WHAT + "\n" + (__doc__ or "") + usage() + "\n")
+        return 0
+    if args and args[0] in ("-V", "--version", "version"):
+        sys.stdout.write(f"hookbridge {version()}\n")
+        return 0
+    if not args:
+        sys.stderr.write(WHAT + usage() + "\n")
+        return 2
     command = COMMANDS.get(args[0])
     if command is None:
         sys.stderr.write(f"hookbridge: unknown command {args[0]!r}; {usage()}\n")

@@ -88,3 +88,16 @@ def test_create_token_takes_a_scope_and_an_expiry(db: None) -> None:
     assert token.expires_at is not None
     with pytest.raises(CommandError):
         run("create_token", "bot", "--expires-in-days", "0")
+
+
+def test_create_token_says_how_to_connect_claude_code_beside_the_token(db: None) -> None:
+    out, err = StringIO(), StringIO()
+    call_command("create_token", "laptop", stdout=out, stderr=err)
+    raw = out.getvalue().strip().splitlines()[-1]
+    assert raw.startswith("hb_"), "the token stays alone on stdout's last line, for scripts"
+    assert (
+        f'claude mcp add --transport http hookbridge http://127.0.0.1:8000/mcp --header "Authorization: Bearer {raw}"'
+        in (err.getvalue())
+    )
+    call_command("create_token", "bot", "--scope", "answer", stdout=StringIO(), stderr=(quiet := StringIO()))
+    assert "claude mcp add" not in quiet.getvalue(), "an answer token is not for Claude Code"

@@ -26,6 +26,26 @@ def test_an_unknown_command_lists_the_known_ones(capsys: pytest.CaptureFixture[s
         assert name in error
 
 
+def test_help_says_what_hook_bridge_is_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Hook Bridge: AI coding agents ask your team over MCP")
+    for name in cli.COMMANDS:
+        assert name in out
+
+
+def test_it_says_its_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("hookbridge 0.")
+
+
+def test_no_command_is_a_usage_error_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 2
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "usage: hookbridge <command>" in said.err
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel of this checkout, installed into a fresh virtualenv in a folder of its own."""

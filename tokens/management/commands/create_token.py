@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from core import presence
 from tokens.models import AgentToken, Scope
 
 
@@ -37,3 +38,10 @@ class Command(BaseCommand):
             f"Created {scope} token {token.prefix}… for '{token.name}'{until}. It is shown once; store it now."
         )
         self.stdout.write(raw)
+        if scope == Scope.AGENT:
+            # Beside the token, not after it on stdout: the token stays alone on the last line for scripts.
+            url = presence.public_url()
+            self.stderr.write(
+                "Connect Claude Code with it:\n"
+                f'  claude mcp add --transport http hookbridge {url}/mcp --header "Authorization: Bearer {raw}"'
+            )
