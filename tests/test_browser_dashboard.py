@@ -69,7 +69,9 @@ async def test_a_claim_shows_on_another_dashboard_at_once_and_lapses(
         await expect(elsewhere).to_be_visible(timeout=10_000)
         await card.get_by_role("button", name="I'm answering this").click()
         holder = elsewhere.locator(".claim-holder")
-        await expect(holder).to_have_text(f"{claim_server.username} is answering", timeout=1_000)
+        # The same person in another browser: their own claim reads as theirs (issue 29).
+        await expect(holder).to_have_text("You are answering", timeout=1_000)
+        await expect(holder).to_have_attribute("data-holder", claim_server.username)
         await theirs.screenshot(path=str(ARTIFACTS / "dashboard-claimed-390.png"), full_page=True)
         await expect(holder).to_have_count(0, timeout=4_000)  # 2 s without activity on this server
 
@@ -78,6 +80,15 @@ async def test_a_claim_shows_on_another_dashboard_at_once_and_lapses(
             "line => { line.dataset.expires = new Date(Date.now() - 500).toISOString(); }"
         )
         await card.get_by_label("Your answer").fill("8080")  # typing claims again
-        await expect(holder).to_have_text(f"{claim_server.username} is answering", timeout=1_000)
+        await expect(holder).to_have_text("You are answering", timeout=1_000)
+        await elsewhere.get_by_label("Your answer").fill("9090")  # a draft in the browser that loses
         await card.get_by_role("button", name="Send answer").click()
         assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "8080"}
+        # The losing browser keeps its draft, says who answered what in a neutral colour, and drops the claim.
+        banner = elsewhere.locator(".resolution")
+        await expect(banner).to_contain_text("was answered by")
+        await expect(banner).to_contain_text("8080")
+        await expect(elsewhere.get_by_label("Your answer")).to_have_value("9090")
+        await expect(elsewhere.locator(".claim")).to_be_hidden()
+        colour = await banner.evaluate("b => getComputedStyle(b).backgroundColor")
+        assert colour == "rgb(238, 241, 246)", "the winner's answer is news here, not a success"

@@ -175,6 +175,8 @@ document.addEventListener("htmx:load", (event) => {
   }
   card.classList.add("closed");
   card.removeAttribute("data-question-id");
+  // Nobody answers a resolved question any more: its claim line goes, whoever held it (issue 29).
+  for (const line of card.querySelectorAll(".claim")) line.hidden = true;
   for (const field of card.querySelectorAll("textarea, input[type=text]")) field.readOnly = true;
   for (const control of card.querySelectorAll("button:not(.close-card), input[type=checkbox], input[type=radio]")) {
     control.disabled = true;
@@ -396,3 +398,14 @@ document.addEventListener("DOMContentLoaded", () => {
     details.open = sessionStorage.getItem(`open:${details.dataset.keepOpen}`) === "1";
   }
 });
+
+// Your own claim reads "You are answering", not your name (the push is the same HTML for everyone).
+function ownClaims(root) {
+  const me = document.querySelector('meta[name="hookbridge-user"]');
+  if (!me || !me.content || !root.querySelectorAll) return;
+  for (const holder of root.querySelectorAll(".claim-holder[data-holder]")) {
+    if (holder.dataset.holder === me.content) holder.textContent = "You are answering";
+  }
+}
+document.addEventListener("DOMContentLoaded", () => ownClaims(document));
+document.addEventListener("htmx:load", (event) => ownClaims(event.detail.elt.parentElement || event.detail.elt));
