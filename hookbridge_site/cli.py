@@ -30,9 +30,7 @@ COMMANDS = {
 }
 
 
-WHAT = (
-    "Hook Bridge: AI coding agents ask your team over MCP, and wait while a person answers on a live dashboard.\n"
-)
+WHAT = "Hook Bridge: AI coding agents ask your team over MCP, and wait while a person answers on a live dashboard.\n"
 
 
 def usage() -> str:

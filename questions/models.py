@@ -574,8 +574,10 @@ class Answer(models.Model):
 
     @property
     def display(self) -> str:
-        """The answer as the person saw it: a chosen option's label, with its value."""
+        """The answer as the person saw it: a chosen option's label, with its value when that says more."""
         for option in self.question.options:
             if self.option and str(option.get("value")) == self.option:
-                return f"{option.get('label', self.option)} ({self.option})"
+                label = str(option.get("label", self.option))
+                # "Yes", not "Yes (yes)" (issue 29): the value is shown only where it differs from the label.
+                return label if label.casefold() == self.option.casefold() else f"{label} ({self.option})"
         return self.text

@@ -227,3 +227,11 @@ def test_many_calls_cut_at_once_are_marked_in_chunks_and_told_to_dashboards_once
         signals.questions_changed.disconnect(note)
     assert len(told) == 1
     assert Question.objects.filter(pk__in=asked, agent_left_at__isnull=False).count() == 5
+
+
+def test_an_answer_is_shown_once_unless_its_value_says_more(token: AgentToken) -> None:
+    options = [{"value": "yes", "label": "Yes"}, {"value": "blue-green", "label": "Blue/green"}]
+    plain, _ = ask(token, "Ship?", options=options)
+    assert plain.record_answer("yes", by_token=token, option="yes").display == "Yes"
+    other, _ = ask(token, "Strategy?", options=options)
+    assert other.record_answer("blue-green", by_token=token, option="blue-green").display == "Blue/green (blue-green)"
