@@ -61,12 +61,6 @@ def short_hold_server() -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="session")
-def timeout_server() -> Iterator[LiveServer]:
-    """A worker whose questions time out after 1.5 s."""
-    yield from serving(HOOKBRIDGE_QUESTION_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
-
-
-@pytest.fixture(scope="session")
 def askme_timeout_server() -> Iterator[LiveServer]:
     """A worker whose Ask-Me questions time out after 1.5 s."""
     yield from serving(HOOKBRIDGE_ASKME_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
@@ -101,9 +95,3 @@ async def browser() -> AsyncIterator[Browser]:
 def keepalive_server() -> Iterator[LiveServer]:
     """Progress every 2 s: a 5 s client timeout that resets on progress is scaled down from the hosts' 30 s."""
     yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="2")
-
-
-@pytest.fixture(scope="session")
-def short_window_server() -> Iterator[LiveServer]:
-    """Questions whose agent stopped waiting are withdrawn after 2 s (swept every 0.5 s)."""
-    yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_REATTACH_WINDOW="2")

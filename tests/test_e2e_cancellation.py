@@ -293,29 +293,6 @@ async def test_an_abort_leaves_every_dashboard_within_a_second_and_a_re_ask_brin
     assert "'AbortError: This operation was aborted'" in server.log()
 
 
-async def test_a_question_nobody_comes_back_for_is_withdrawn_after_the_window(short_window_server: LiveServer) -> None:
-    server = short_window_server
-    text = "Will anyone come back for me?"
-    async with server.login() as browser, server.dashboard_socket(browser) as dashboard:
-        await receive_until(dashboard, 'id="question-list"')
-        async with server.mcp("2026-07-28") as agent:
-            call = asyncio.create_task(agent.call_tool("ask_question", {"question": text}))
-            question = await server.wait_for_question(text)
-            call.cancel()
-        await receive_until(dashboard, marked_left(question["id"]))
-        removed = await receive_until(dashboard, deleted(question["id"]), timeout=5)
-    assert "did not ask again" in removed
-    gone = await server.wait_for_question(text, status="cancelled")
-    assert gone["cancelReason"] == "agent_gone"
-    assert (await server.answer_via_api(question["id"], "too late")).status_code == 409
-    async with server.mcp("legacy") as agent:
-        again = asyncio.create_task(agent.call_tool("ask_question", {"question": text}))
-        fresh = await server.wait_for_question(text)
-        assert fresh["id"] != question["id"], "after the window the same question is asked anew"
-        await server.answer_via_api(fresh["id"], "fresh")
-        assert (await asyncio.wait_for(again, 10)).structured_content == {"answer": "fresh"}
-
-
 async def test_a_cancel_from_another_token_does_not_touch_the_call(live_server_proc: LiveServer) -> None:
     text = "Only my own token may cancel me?"
     async with live_server_proc.mcp("legacy") as client:
