@@ -18,6 +18,8 @@ from tests.test_browser import ARTIFACTS, log_in
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 VIEWPORTS = [(1440, 900), (390, 844)]
+# The scale changes its shape at 600 px: both sides of that line too.
+SCALE_VIEWPORTS = [(600, 900), (599, 900)]
 
 # (kind, tool, arguments, text that finds its card)
 CARDS: list[tuple[str, str, dict[str, Any], str]] = [
@@ -118,12 +120,50 @@ LAYOUT_PROBLEMS = """
 """
 
 
+# Where the seven steps of each agreement scale sit: their centres, and the end labels' boxes.
+SCALE_GEOMETRY = """
+(card) => [...card.querySelectorAll(".scale")].map((scale) => ({
+  steps: [...scale.querySelectorAll("input[type=radio]")].map((input) => {
+    const box = input.getBoundingClientRect();
+    return { x: box.left + box.width / 2, y: box.top + box.height / 2 };
+  }),
+  ends: [...scale.querySelectorAll(".scale-end")].filter((end) => end.offsetParent !== null).map((end) => {
+    const box = end.getBoundingClientRect();
+    return { left: box.left, right: box.right, text: end.textContent.trim() };
+  }),
+  names: [...scale.querySelectorAll(".step-name")].filter((name) => name.offsetParent !== null).length,
+}))
+"""
+
+
+def check_scale(scales: list[dict[str, Any]], width: int) -> None:
+    """A scale, never a grid: one row between its end labels at 600 px and more, a list of named steps below."""
+    assert scales, "the hypothesis card has its scales"
+    for scale in scales:
+        steps = scale["steps"]
+        assert len(steps) == 7
+        xs, ys = [step["x"] for step in steps], [step["y"] for step in steps]
+        if width >= 600:
+            assert max(ys) - min(ys) < 2, f"seven steps on one row at {width} px: {ys}"
+            assert xs == sorted(xs) and len(set(xs)) == 7, xs
+            assert [end["text"] for end in scale["ends"]] == ["Fully disagree", "Fully agree"]
+            left, right = scale["ends"]
+            assert left["right"] < min(xs) - 8 and right["left"] > max(xs) + 8, "end labels beside the row"
+            assert scale["names"] == 0, "the row names its ends only"
+        else:
+            assert max(xs) - min(xs) < 2, f"one step a line at {width} px: {xs}"
+            assert ys == sorted(ys) and len(set(ys)) == 7, ys
+            assert scale["names"] == 7, "each step says what it means"
+
+
 async def check_cards(page: Page, width: int) -> None:
     for kind, _tool, _arguments, needle in CARDS:
         card = page.locator("article.question", has_text=needle)
         await expect(card).to_be_visible(timeout=10_000)
         problems = await card.evaluate(LAYOUT_PROBLEMS)
         assert problems == [], f"{kind} at {width} px: {problems}"
+        if kind == "hypothesis":
+            check_scale(await card.evaluate(SCALE_GEOMETRY), width)
         await card.scroll_into_view_if_needed()
         await card.screenshot(path=str(ARTIFACTS / f"form-{kind}-{width}.png"))
 
@@ -133,7 +173,7 @@ async def test_every_kind_of_form_fits_every_screen(live_server_proc: LiveServer
     async with live_server_proc.mcp("legacy", path="/mcp/maxsim+askme+clifford") as client:
         calls = [asyncio.create_task(client.call_tool(tool, arguments)) for _, tool, arguments, _ in CARDS]
         try:
-            for width, height in VIEWPORTS:
+            for width, height in VIEWPORTS + SCALE_VIEWPORTS:
                 page = await browser.new_page(viewport={"width": width, "height": height})
                 await log_in(page, live_server_proc)
                 await check_cards(page, width)
