@@ -7,15 +7,18 @@ PORT ?=
 
 .PHONY: serve test lint install install-dev system-deps ts-deps claude-code-deps bench bench-peers soak test-newest-python test-fast
 
+# Quiet, but never silent: a person watching `make serve` on a fresh machine is told what takes the time.
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
-	touch $@
+	@echo "Installing Hook Bridge into $(VENV) (about a minute on a fresh machine)…"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	@$(PY) -m pip install -q --disable-pip-version-check -e .
+	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PY) -m pip install -q -e ".[dev]"
-	touch $@
+	@echo "Installing the development tools into $(VENV)…"
+	@$(PY) -m pip install -q --disable-pip-version-check -e ".[dev]"
+	@touch $@
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -54,7 +57,7 @@ claude-code-deps: tests/claude_code/node_modules/.installed
 
 # PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
-	$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT))
+	@$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT)) $(SERVE_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

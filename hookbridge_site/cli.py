@@ -1,6 +1,6 @@
 """The `hookbridge` command (pip, pipx or uv tool install): the management commands people need, by short names.
 
-    hookbridge serve [--port N] [--open] [--register]
+    hookbridge serve [--port N] [--open] [--register] [-v]   (-v: every request logged, and daphne's notes)
     hookbridge stdio [--toolsets maxsim+askme] [--token T] [--no-open]
     hookbridge token NAME [--scope answer]
     hookbridge register | unregister [--project DIR] [--hooks]
@@ -48,6 +48,15 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+def verbose_as_django_says(args: list[str]) -> list[str]:
+    """A bare -v or --verbose is Django's --verbosity 2; `-v N` stays as it is."""
+    said: list[str] = []
+    for n, arg in enumerate(args):
+        bare = arg == "--verbose" or (arg == "-v" and (n + 1 == len(args) or not args[n + 1].isdigit()))
+        said += ["--verbosity", "2"] if bare else [arg]
+    return said
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in ("-h", "--help", "help"):
@@ -65,9 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"hookbridge: unknown command {args[0]!r}; {usage()}\n")
         return 2
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
-    from django.core.management import execute_from_command_line
+    import django
+    from django.core.management import get_commands, load_command_class
 
-    execute_from_command_line(["hookbridge", command, *args[1:]])
+    django.setup()
+    # Run as Django's own command line would, under the short name: `hookbridge stdio --help` says so.
+    load_command_class(get_commands()[command], command).run_from_argv(
+        ["hookbridge", args[0], *verbose_as_django_says(args[1:])]
+    )
     return 0
 
 

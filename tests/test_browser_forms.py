@@ -145,14 +145,17 @@ def check_scale(scales: list[dict[str, Any]], width: int) -> None:
         xs, ys = [step["x"] for step in steps], [step["y"] for step in steps]
         if width >= 600:
             assert max(ys) - min(ys) < 2, f"seven steps on one row at {width} px: {ys}"
-            assert xs == sorted(xs) and len(set(xs)) == 7, xs
+            assert xs == sorted(xs), xs
+            assert len(set(xs)) == 7, xs
             assert [end["text"] for end in scale["ends"]] == ["Fully disagree", "Fully agree"]
             left, right = scale["ends"]
-            assert left["right"] < min(xs) - 8 and right["left"] > max(xs) + 8, "end labels beside the row"
+            assert left["right"] < min(xs) - 8, "the left end label before the row"
+            assert right["left"] > max(xs) + 8, "the right end label after the row"
             assert scale["names"] == 0, "the row names its ends only"
         else:
             assert max(xs) - min(xs) < 2, f"one step a line at {width} px: {xs}"
-            assert ys == sorted(ys) and len(set(ys)) == 7, ys
+            assert ys == sorted(ys), ys
+            assert len(set(ys)) == 7, ys
             assert scale["names"] == 7, "each step says what it means"
 
 

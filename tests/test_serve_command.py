@@ -68,3 +68,46 @@ def test_it_serves_on_the_port_it_prints() -> None:
         process.terminate()
         process.wait(15)
         helper.close()
+
+
+def serve_and_read(*extra: str) -> tuple[list[str], str]:
+    """Start `serve` with its first-run set-up, make two requests, stop it: (stdout's lines, stderr)."""
+    helper = LiveServer()
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port), *extra],
+        cwd=ROOT, env=helper.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        while not lines or not lines[-1].startswith("Hook Bridge is listening on"):
+            line = process.stdout.readline()
+            assert line, f"serve stopped before it listened: {lines}"
+            lines.append(line.rstrip("\n"))
+        for path in ("/mcp", "/accounts/login/"):
+            httpx2.get(f"http://127.0.0.1:{port}{path}")
+    finally:
+        process.terminate()
+        rest, err = process.communicate(timeout=20)
+        helper.close()
+    return lines + rest.splitlines(), err
+
+
+@pytest.mark.e2e
+def test_the_banner_comes_last_and_requests_are_not_logged_unless_asked() -> None:
+    out, err = serve_and_read()
+    assert out[0] == "Preparing the database…"
+    said = "\n".join(out)
+    assert "  Log in as: admin / " in said
+    assert "claude mcp add --transport http hookbridge http://127.0.0.1:" in said
+    listening = next(n for n, line in enumerate(out) if line.startswith("Hook Bridge is listening on"))
+    assert all(not line.strip() for line in out[listening + 1 :]), f"nothing after the banner: {out[listening:]}"
+    assert '"GET /accounts/login/"' not in said
+    assert "HTTP/2" not in err
+
+
+@pytest.mark.e2e
+def test_the_access_log_is_one_flag_away() -> None:
+    out, _ = serve_and_read("--access-log", "--no-bootstrap")
+    assert any('"GET /accounts/login/" 200' in line for line in out), out

@@ -6,10 +6,11 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import models, transaction
 from django.utils import timezone
 
+from core import commands
 from hooks.models import HookRun
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions.models import Question, Status
@@ -24,7 +25,7 @@ def parse_age(text: str) -> timedelta:
     return timedelta(**{UNITS[match.group(2)]: int(match.group(1))})
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "Remove history older than an age (pending questions and open sessions are always kept)."
 
     def add_arguments(self, parser: CommandParser) -> None:

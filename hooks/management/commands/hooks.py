@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core import commands
 from hooks.config import discovered
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "List the hooks served at /mcp/hooks and any plugin configs that were skipped (exit status 1 if any)."
 
     def add_arguments(self, parser: CommandParser) -> None:

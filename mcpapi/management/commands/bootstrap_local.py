@@ -17,14 +17,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from core import local_secret
+from core import commands, local_secret
 from core.env import env_str
 from tokens.models import AgentToken
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "Create a local admin login and agent token if needed, and print how to use them."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.stdio import stdio_server
@@ -30,7 +30,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 from mcp_types.jsonrpc import JSONRPCNotification
 
-from core import broadcast, runtime
+from core import broadcast, commands, runtime
 from core.compat import mcp_sdk
 from mcpapi import calls, claude_config, toolsets
 from mcpapi import runtime as mcp_state
@@ -153,7 +153,7 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "Serve the MCP tools over stdio (for clients that only speak stdio)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -7,14 +7,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from core import presence
+from core import commands, presence
 from mcpapi import claude_config
 from tokens.models import AgentToken, Scope
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "Write the Hook Bridge server entry into ~/.claude.json for a project (or --print it instead)."
 
     def add_arguments(self, parser: CommandParser) -> None:

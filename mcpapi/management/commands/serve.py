@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import errno
+import functools
+import io
 import json
 import logging
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from core import presence
+from core import commands, presence
 from mcpapi import claude_config
 from tokens.models import AgentToken
 
@@ -66,11 +69,13 @@ def local_credentials() -> dict[str, str]:
     return saved
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "Start the server: the first free port from 8000 up (or --port exactly), with a local login and token."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument(
+            "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1; 0.0.0.0 for every one)"
+        )
         parser.add_argument("--port", type=int, default=None, help="exactly this port (an error if it is taken)")
         parser.add_argument("--no-bootstrap", action="store_true", help="skip migrate and the local login/token")
         parser.add_argument(
@@ -82,6 +87,11 @@ class Command(BaseCommand):
             help="register this server with Claude Code for the current folder (~/.claude.json) while it runs",
         )
         parser.add_argument("--register-name", default="hookbridge", help="the server's name in Claude Code")
+        parser.add_argument(
+            "--access-log",
+            action="store_true",
+            help="print a line for every request on stdout (also with -v 2, which adds the web server's own notes)",
+        )
 
     def handle(self, *args: Any, host: str, port: int | None, no_bootstrap: bool, **options: Any) -> None:
         chosen = choose_port(host, port)
@@ -91,22 +101,45 @@ class Command(BaseCommand):
         # Messages to agents name where to answer; unless configured, that is here.
         if settings.HOOKBRIDGE_PUBLIC_URL == "http://127.0.0.1:8000":
             settings.HOOKBRIDGE_PUBLIC_URL = url
+        verbose = options["verbosity"] >= 2
+        # The banner is what a person needs from this window: it comes last, once the server listens,
+        # so nothing scrolls it away (the access log is off and daphne's start-up notes hidden unless asked).
+        banner = io.StringIO()
         if not no_bootstrap:
+            self.stdout.write("Preparing the database…")
+            self.stdout.flush()
             call_command("migrate", interactive=False, verbosity=0)
-            call_command("bootstrap_local", url=url, stdout=self.stdout)
-        self.stdout.write(f"Hook Bridge is listening on {url}/", ending="\n")
-        self.stdout.flush()
-        from daphne.cli import CommandLineInterface
-
-        from core.endpoints import endpoint
+            call_command("bootstrap_local", url=url, stdout=banner)
+        banner.write(f"Hook Bridge is listening on {url}/\n")
+        if not verbose:
+            logging.getLogger("daphne").setLevel(logging.WARNING)
 
         registration = register_while_serving(f"{url}/mcp", options["register_name"]) if options["register"] else None
         # A stdio process on the same database opens questions at this address (core.presence).
         presence.publish(0)  # none yet: the dashboards publish their count as they open
         try:
             # Daphne stops on SIGINT and SIGTERM and returns here, so the entry is removed on either.
-            CommandLineInterface().run(["-e", endpoint(host, chosen), "hookbridge_site.asgi:application"])
+            run_daphne(host, chosen, access_log=options["access_log"] or verbose, ready=lambda: self.say(banner))
         finally:
             presence.withdraw()
             if registration is not None:
                 claude_config.unregister_quietly(registration)
+
+    def say(self, banner: io.StringIO) -> None:
+        self.stdout.write(banner.getvalue(), ending="")
+        self.stdout.flush()
+
+
+def run_daphne(host: str, port: int, *, access_log: bool, ready: Callable[[], None]) -> None:
+    """Daphne's own command line, told to call `ready` once its reactor runs (its sockets listen by then)."""
+    from daphne.cli import CommandLineInterface
+    from daphne.server import Server
+    from twisted.internet import reactor
+
+    from core.endpoints import endpoint
+
+    cli = CommandLineInterface()
+    cli.server_class = functools.partial(Server, ready_callable=lambda: reactor.callWhenRunning(ready))
+    arguments = ["-e", endpoint(host, port), "hookbridge_site.asgi:application"]
+    arguments[:0] = ["--access-log", "-"] if access_log else ["-v", "0"]
+    cli.run(arguments)

@@ -5,22 +5,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from core import commands
 from mcpapi import claude_config
 from mcpapi.management.commands.register_claude import config_path, hooks_settings_path, hooks_url
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "Remove the Hook Bridge server entry for a project from ~/.claude.json."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", default=str(Path.cwd()))
-        parser.add_argument("--name", default="hookbridge")
+        parser.add_argument("--project", default=str(Path.cwd()), help="the project folder (default: this one)")
+        parser.add_argument("--name", default="hookbridge", help="the server's name in Claude Code")
         parser.add_argument("--config", default=None, help="default: ~/.claude.json")
         parser.add_argument("--hooks", action="store_true", help="remove the hooks register_claude --hooks wrote")
-        parser.add_argument("--scope", choices=["local", "project", "user"], default="local")
-        parser.add_argument("--settings-file", default=None)
+        parser.add_argument(
+            "--scope",
+            choices=["local", "project", "user"],
+            default="local",
+            help="with --hooks: which Claude Code settings file they were written to (default: local)",
+        )
+        parser.add_argument("--settings-file", default=None, help="with --hooks: that settings file, by its path")
         parser.add_argument(
             "--url",
             default=None,

@@ -7,11 +7,11 @@ import json
 import uuid
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from core import jsonapi
+from core import commands, jsonapi
 from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, Question
 
@@ -27,23 +27,23 @@ def _load(question_id: str) -> Question:
     return question
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "List, show, answer or dismiss questions from a terminal (recorded as answered by your OS user)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("list", help="pending questions, oldest first")
         show = actions.add_parser("show", help="one question in full")
-        show.add_argument("id")
+        show.add_argument("id", help="the question's id, as `list` prints it")
         answer = actions.add_parser(
             "answer", help="answer with text, an --option value, or --json for structured kinds"
         )
-        answer.add_argument("id")
-        answer.add_argument("text", nargs="?")
+        answer.add_argument("id", help="the question's id, as `list` prints it")
+        answer.add_argument("text", nargs="?", help="the answer's text")
         answer.add_argument("--option", help="the value of one of the question's options")
         answer.add_argument("--json", dest="json_value", help="a structured answer, as the JSON API takes it")
         dismiss = actions.add_parser("dismiss", help="decline to answer; the agent proceeds on its own")
-        dismiss.add_argument("id")
+        dismiss.add_argument("id", help="the question's id, as `list` prints it")
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
         who = f"{getpass.getuser()} (terminal)"

@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
-from core import presence
+from core import commands, presence
 from tokens.models import AgentToken, Scope
 
 
-class Command(BaseCommand):
+class Command(commands.Command):
     help = "Create a bearer token for an agent or integration. The token is printed once and stored hashed."
 
     def add_arguments(self, parser: CommandParser) -> None:
