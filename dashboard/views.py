@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from dashboard import state
+from hooks.config import discovered
 from tokens.views import mcp_url
 
 
@@ -16,4 +17,5 @@ from tokens.views import mcp_url
 def index(request: HttpRequest) -> HttpResponse:
     context = state.context()
     choices = state.filter_choices()
-    return render(request, "dashboard/dashboard.html", {**context, **choices, "mcp_url": mcp_url(request)})
+    extra = {"mcp_url": mcp_url(request), "hooks_configured": bool(discovered().hooks)}
+    return render(request, "dashboard/dashboard.html", {**context, **choices, **extra})

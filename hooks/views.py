@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from core.htmx import HtmxHttpRequest
+from hooks.config import discovered
 from hooks.forms import RunFilter
 from hooks.models import HookRun
 
@@ -25,7 +26,12 @@ def hook_runs(request: HtmxHttpRequest) -> HttpResponse:
     page = Paginator(filters.runs(), RUNS_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"page": page, "filters": filters, "query": query.urlencode()}
+    context = {
+        "page": page,
+        "filters": filters,
+        "query": query.urlencode(),
+        "hooks_configured": bool(discovered().hooks),
+    }
     template = "hooks/hook_runs.html#runs-table" if request.htmx else "hooks/hook_runs.html"
     return render(request, template, context)
 

@@ -12,6 +12,7 @@ urlpatterns = [
     path("questions/<uuid:question_id>/dismiss", views.dismiss, name="dismiss"),
     path("questions/<uuid:question_id>/claim", views.claim, name="claim"),
     path("questions/pending", views.pending_page, name="pending-page"),
+    path("questions/sample", views.sample, name="sample"),
     path("history/", views.history, name="history"),
     path("api/questions", api.question_list, name="api-questions"),
     path("api/mcp-answer", api.mcp_answer, name="api-answer"),

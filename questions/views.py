@@ -40,6 +40,30 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     return render(request, "questions/card.html#answer-sent", {"question": question})
 
 
+# A first run teaches by doing: a real question, asked as an agent asks, that a new user answers
+# before wiring any agent. It is stored and answered like any other (history keeps it).
+SAMPLE_ASKER = "Demo agent"
+SAMPLE_TEXT = """**A sample question.** Agents ask like this when they need a person: which database should the new \
+service use?
+
+Choose an option (a click or its number only chooses), then **Send**. An agent waiting on `ask_question` gets back \
+`{"answer": "postgres"}` and carries on."""
+SAMPLE_OPTIONS = [
+    {"value": "postgres", "label": "PostgreSQL", "description": "What the team runs already"},
+    {"value": "sqlite", "label": "SQLite", "description": "One file, nothing to run"},
+]
+
+
+@require_POST
+@login_required
+def sample(request: HtmxHttpRequest) -> HttpResponse:
+    """Ask the built-in demo agent's question: its card reaches every open dashboard as any new question does."""
+    # A key of its own each time: a sample answered before is not the "same question asked again".
+    key = f"sample-{uuid.uuid4()}"
+    Question.ask(asker=None, asker_name=SAMPLE_ASKER, text=SAMPLE_TEXT, options=SAMPLE_OPTIONS, key=key)
+    return HttpResponse(status=204)
+
+
 @require_POST
 @login_required
 def claim(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:

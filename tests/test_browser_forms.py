@@ -285,6 +285,51 @@ async def test_a_first_run_says_how_to_connect_an_agent(
     problems = await connect.evaluate(LAYOUT_PROBLEMS)
     assert problems == [], problems
     await page.screenshot(path=str(ARTIFACTS / f"first-run-{width}.png"), full_page=True)
+    await expect(page.get_by_role("heading", name="Hook runs")).to_be_hidden()  # no hook plugin on this server
+
+
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_a_first_run_copies_the_claude_mcp_add_line_with_one_click(
+    empty_server: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    context = await browser.new_context(
+        viewport={"width": width, "height": height}, permissions=["clipboard-read", "clipboard-write"]
+    )
+    page = await context.new_page()
+    await log_in(page, empty_server)
+    connect = page.get_by_role("region", name="Connect an agent")
+    row = connect.locator(".command-row", has_text="claude mcp add")
+    await row.get_by_role("button", name="Copy").click()
+    await expect(row.get_by_role("button", name="Copied")).to_be_visible()
+    copied = await page.evaluate("navigator.clipboard.readText()")
+    assert copied == await row.locator("pre").text_content()
+    assert copied.startswith(f"claude mcp add --transport http hookbridge {empty_server.url}/mcp")
+    await context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_a_first_run_answers_a_sample_question_before_any_agent_is_wired(
+    empty_server: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, empty_server)
+    await page.get_by_role("button", name="Send a sample question").click()
+    card = page.locator("article.question", has_text="A sample question")
+    await expect(card).to_be_visible(timeout=10_000)
+    await expect(card).to_contain_text("Demo agent")
+    problems = await card.evaluate(LAYOUT_PROBLEMS)
+    assert problems == [], f"{width} px: {problems}"
+    await card.screenshot(path=str(ARTIFACTS / f"first-run-sample-{width}.png"))
+
+    await card.get_by_text("PostgreSQL").click()  # chosen, not sent
+    asked = (await empty_server.questions(status="pending"))[0]
+    assert asked["asker"] == "Demo agent"
+    await card.get_by_role("button", name="Send answer").click()
+    await expect(page.locator(".toast", has_text="Answer sent to Demo agent")).to_be_visible()
+    await expect(card).to_have_count(0)
+    answered = await empty_server.wait_for_question(asked["question"], status="answered")
+    assert answered["answer"]["data"] == {"answer": "postgres"}
+    await expect(page.get_by_role("button", name="Send a sample question")).to_be_visible()  # empty again
 
 
 async def test_a_card_answered_elsewhere_keeps_what_was_typed_read_only(

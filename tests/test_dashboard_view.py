@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
 from django.test import Client
 
+from hooks.config import discovered
 from questions.models import Question
+from tests.test_hook_config import plugin
 from tests.test_markdown import assert_inert
 from tokens.models import AgentToken
 
@@ -43,3 +49,45 @@ def test_it_needs_a_login(client: Client, db: None) -> None:
     response = client.get("/")
     assert response.status_code == 302
     assert response["Location"] == "/accounts/login/?next=/"
+
+
+def test_the_empty_dashboard_offers_a_sample_question(logged_in: Client) -> None:
+    page = logged_in.get("/").content.decode()
+    assert 'hx-post="/questions/sample"' in page
+    assert "Send a sample question" in page
+
+
+def test_a_sample_question_is_a_real_pending_question_from_the_demo_agent(logged_in: Client) -> None:
+    assert logged_in.post("/questions/sample").status_code == 204
+    assert logged_in.post("/questions/sample").status_code == 204
+    samples = list(Question.objects.pending().filter(asker_name="Demo agent"))
+    assert len(samples) == 2, "each click asks anew, even the same words"
+    assert [option["value"] for option in samples[0].options] == ["postgres", "sqlite"]
+    assert "A sample question" in logged_in.get("/").content.decode()
+
+
+def test_a_sample_question_needs_a_login_and_a_post(client: Client, logged_in: Client) -> None:
+    assert logged_in.get("/questions/sample").status_code == 405
+    logged_in.logout()
+    response = client.post("/questions/sample")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+    assert not Question.objects.exists()
+
+
+@pytest.mark.parametrize("with_plugin", [False, True])
+def test_the_hook_runs_section_shows_only_with_hook_plugins(
+    logged_in: Client, settings: Any, tmp_path: Path, with_plugin: bool
+) -> None:
+    if with_plugin:
+        plugin(tmp_path, "p", {"hooks": {"lint": {"command": "make lint"}}})
+    settings.HOOKBRIDGE_PLUGINS_DIR = tmp_path
+    settings.HOOKBRIDGE_CLAUDE_PLUGINS = False
+    discovered.cache_clear()
+    try:
+        page = logged_in.get("/").content.decode()
+    finally:
+        discovered.cache_clear()
+    hidden = '<section class="hook-runs-section" aria-labelledby="hook-runs-title" hidden>' in page
+    assert 'aria-labelledby="hook-runs-title"' in page
+    assert hidden is not with_plugin

@@ -409,3 +409,28 @@ function ownClaims(root) {
 }
 document.addEventListener("DOMContentLoaded", () => ownClaims(document));
 document.addEventListener("htmx:load", (event) => ownClaims(event.detail.elt.parentElement || event.detail.elt));
+
+// Copy buttons beside a command to paste (tokens/connect.html). The clipboard API needs a secure
+// context (127.0.0.1 and localhost are; a LAN address over plain HTTP is not): there the text is
+// selected and copied the old way.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest && event.target.closest("button[data-copy]");
+  if (!button) return;
+  const source = button.parentElement.querySelector("pre, code");
+  if (!source) return;
+  const text = source.textContent;
+  let copied = false;
+  try {
+    if (navigator.clipboard && window.isSecureContext) { await navigator.clipboard.writeText(text); copied = true; }
+  } catch (_) { copied = false; }
+  if (!copied) {
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    copied = document.execCommand("copy");
+  }
+  button.textContent = copied ? "Copied" : "Selected: press Ctrl+C";
+  setTimeout(() => { button.textContent = "Copy"; }, 2500);
+});
