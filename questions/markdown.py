@@ -6,6 +6,8 @@ cleans the output anyway, so a renderer change can never let a script through.
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,3 +58,17 @@ def render_markdown(text: str) -> SafeString:
         link_rel="noopener noreferrer nofollow",
     )
     return mark_safe(cleaned)
+
+
+def plain_text(text: str) -> str:
+    """Markdown as the words a person reads, for titles, lists, toasts and the admin: `Which **Python**?`
+    reads "Which Python?". Rendered first, so markup is read as markdown reads it, then every tag dropped."""
+    words = nh3.clean(_md.render(text or ""), tags=set())
+    return re.sub(r"\s+", " ", html.unescape(words)).strip()
+
+
+def first_line_plain(text: str, limit: int) -> str:
+    """The first line of the text, as plain words, cut at `limit` characters."""
+    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
+    first = plain_text(lines[0]) if lines else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"

@@ -22,6 +22,7 @@ from core.signals import send_on_commit
 from lifecycle.models import AgentSession
 from questions import kinds, signals, wording
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
+from questions.markdown import first_line_plain
 from questions.states import CancelReason, Status
 from tokens.models import AgentToken
 
@@ -144,8 +145,7 @@ class Question(models.Model):
         ]
 
     def __str__(self) -> str:
-        first_line = self.text.strip().splitlines()[0] if self.text.strip() else ""
-        return first_line[:80]
+        return first_line_plain(self.text, 80)
 
     @property
     def time_to_answer(self) -> timedelta | None:
@@ -232,9 +232,7 @@ class Question(models.Model):
     @property
     def short_title(self) -> str:
         """The question in a few words, for toasts and banners: its title, or its first line."""
-        text = str(self.payload.get("title") or self.text).strip()
-        first = text.splitlines()[0] if text else ""
-        return first if len(first) <= 80 else first[:79] + "…"
+        return first_line_plain(str(self.payload.get("title") or self.text), 80)
 
     def status_sentence(self, *, to_agent: bool) -> str:
         """The question's state in one sentence; `to_agent`: worded for the agent that asked (questions.wording)."""

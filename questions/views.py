@@ -121,6 +121,7 @@ def history(request: HtmxHttpRequest) -> HttpResponse:
     page = Paginator(questions, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"page": page, "filters": filters, "query": query.urlencode()}
+    searched = filters.cleaned_data.get("q", "") if filters.is_valid() else ""
+    context = {"page": page, "filters": filters, "query": query.urlencode(), "searched": searched}
     template = "questions/history.html#history-table" if request.htmx else "questions/history.html"
     return render(request, template, context)

@@ -64,12 +64,25 @@ def test_it_lists_newest_first_and_links_each_row_to_its_question(
     assert f'href="/questions/{newer.pk}/"' in page
 
 
-def test_it_renders_markdown_sanitised(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+def test_it_lists_markdown_as_plain_words_and_escapes_the_rest(
+    logged_in: Client, agent: tuple[AgentToken, str]
+) -> None:
     token = agent[0]
     make(token, "Ship **now**? <script>alert(1)</script>").record_answer("yes", by_token=token)
     page = logged_in.get("/history/").content.decode()
-    assert "<strong>now</strong>" in page
+    assert "Ship now? &lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "**now**" not in page
     assert "<script>alert(1)</script>" not in page
+
+
+def test_it_marks_what_was_searched_for_and_nothing_else(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    make(token, "Which <b>Python</b> & which PYTHON?").record_answer("python 3.13 &amp;", by_token=token)
+    page = logged_in.get("/history/?q=python").content.decode()
+    assert "Which &lt;b&gt;<mark>Python</mark>&lt;/b&gt; &amp; which <mark>PYTHON</mark>?" in page
+    assert "<mark>python</mark> 3.13 &amp;amp;" in page
+    amp = logged_in.get("/history/?q=amp").content.decode()
+    assert "&amp;<mark>amp</mark>;" in amp, "a hit inside the text's own entity is marked, the entity kept whole"
 
 
 def test_it_finds_a_question_by_a_word_of_its_answer(logged_in: Client, agent: tuple[AgentToken, str]) -> None:

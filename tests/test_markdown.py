@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from questions.markdown import render_markdown
+from questions.markdown import first_line_plain, plain_text, render_markdown
 
 
 class _Collector(HTMLParser):
@@ -89,3 +89,12 @@ def test_an_image_from_this_server_stays_an_image() -> None:
     assert '<img src="/static/hookbridge.css" alt="chart">' in render_markdown("![chart](/static/hookbridge.css)")
     # A backslash browsers would read as "//": encoded, it stays a path on this server.
     assert '<img src="/%5Cevil.example/p.png" alt="x">' in render_markdown("![x](/\\evil.example/p.png)")
+
+
+def test_a_title_reads_as_words_not_markup() -> None:
+    assert plain_text("Which **Python** for [the job](https://x.example)? `make test`") == (
+        "Which Python for the job? make test"
+    )
+    assert first_line_plain("\n# Deploy *now*?\nmore words", 80) == "Deploy now?"
+    assert first_line_plain("word " * 40, 20) == "word word word word…"
+    assert plain_text("<script>alert(1)</script> & x") == "<script>alert(1)</script> & x", "text, to be escaped"

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from django import template
-from django.utils.safestring import SafeString
+import re
 
-from questions.markdown import render_markdown
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from questions.markdown import plain_text, render_markdown
 
 register = template.Library()
 
@@ -11,3 +14,26 @@ register = template.Library()
 @register.filter(name="markdown")
 def markdown_filter(text: str) -> SafeString:
     return render_markdown(text)
+
+
+@register.filter(name="plain")
+def plain_filter(text: str) -> str:
+    """{{ question.text|plain|truncatechars:300 }}: markdown as plain words, for lists (autoescaped as any text)."""
+    return plain_text(text)
+
+
+@register.filter(name="highlight")
+def highlight_filter(text: str, words: str | None) -> SafeString:
+    """{{ text|highlight:query }}: the text escaped, each match of the search (case-insensitive) in <mark>.
+
+    Matched on the text itself, then each piece escaped: a search for "amp" never cuts into an "&amp;".
+    """
+    text = str(text)
+    if not words:
+        return escape(text)
+    pieces, start = [], 0
+    for found in re.finditer(re.escape(words), text, re.IGNORECASE):
+        pieces += [escape(text[start : found.start()]), f"<mark>{escape(found.group(0))}</mark>"]
+        start = found.end()
+    pieces.append(escape(text[start:]))
+    return mark_safe("".join(pieces))
