@@ -24,6 +24,9 @@ async def log_in(page: Page, server: LiveServer) -> None:
     await page.get_by_role("button", name="Log in").click()
     await expect(page.get_by_role("heading", name="Waiting for an answer")).to_be_visible()
     await expect(page.locator("#connection")).to_have_text("live")
+    # The state the socket sends on connect replaces the list the page was served with: wait for it, so
+    # nothing a test holds is swapped away under it (a thousand cards took seconds to arrive in CI).
+    await expect(page.locator("body[data-synced]")).to_have_count(1, timeout=30_000)
 
 
 async def test_a_question_arrives_live_and_a_click_answers_the_agent(

@@ -133,3 +133,91 @@ async def test_sessions_and_a_session_with_a_long_cwd_fit_the_screen(
     await expect(page.get_by_role("heading", level=1)).to_contain_text("which Python for the deploy job?")
     await assert_fits(page, "question-long-title", width)
     await page.close()
+
+
+# Every pair of texts in the timeline whose boxes meet, and every bar label below AA contrast on its bar.
+TIMELINE_PROBLEMS = """
+(svg) => {
+  const problems = [];
+  const texts = [...svg.querySelectorAll("text")].map((text) => ({ text, box: text.getBBox() }));
+  for (let i = 0; i < texts.length; i++) {
+    for (let j = i + 1; j < texts.length; j++) {
+      const a = texts[i].box, b = texts[j].box;
+      if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) {
+        problems.push(["overlap", `${texts[i].text.textContent} / ${texts[j].text.textContent}`]);
+      }
+    }
+  }
+  const luminance = (colour) => {
+    const [r, g, b] = colour.match(/[\\d.]+/g).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  for (const label of svg.querySelectorAll("text.bar-label")) {
+    const bar = label.parentElement.querySelector("rect");
+    const [inside, around] = [label.getBBox(), bar.getBBox()];
+    if (inside.x < around.x || inside.x + inside.width > around.x + around.width) {
+      problems.push(["past its bar", label.textContent]);
+    }
+    const pair = [luminance(getComputedStyle(label).fill), luminance(getComputedStyle(bar).fill)];
+    const [l1, l2] = pair.sort((x, y) => y - x);
+    const ratio = (l1 + 0.05) / (l2 + 0.05);
+    if (getComputedStyle(bar).opacity !== "1" || ratio < 4.5) {
+      problems.push(["contrast", `${label.textContent}: ${ratio.toFixed(2)}`]);
+    }
+  }
+  // Nothing is cut by the drawing's edge or hidden past its scrolling frame's.
+  const frame = svg.closest(".timeline-scroll").getBoundingClientRect();
+  const wide = frame.width >= svg.getBoundingClientRect().width;
+  for (const { text } of texts) {
+    const box = text.getBoundingClientRect();
+    const drawing = svg.getBoundingClientRect();
+    if (box.right > drawing.right + 0.5 || box.left < drawing.left - 0.5) problems.push(["cut", text.textContent]);
+    if (wide && box.right > frame.right + 0.5) problems.push(["hidden", text.textContent]);
+  }
+  return problems;
+}
+"""
+
+
+@pytest.fixture
+async def busy_session(live_server_proc: LiveServer) -> str:
+    """agent-b's new session: eight phases with long names in a few seconds, the last still going on."""
+    guid = await live_server_proc.open_session(token_name="agent-b", name="Pages: a busy run", project="timeline")
+    async with live_server_proc.mcp("legacy", token_name="agent-b") as client:
+        for n in range(1, 9):
+            name = "Ship" if n % 2 else f"Reproduce, fix and verify the flaky checkout test on CI, try {n}"
+            arguments = {"event_type": "phase-started", "phase_number": str(n), "phase_name": name}
+            assert not (await client.call_tool("submit_lifecycle_event", arguments)).is_error
+            arguments["event_type"] = "plan-started"
+            assert not (await client.call_tool("submit_lifecycle_event", arguments)).is_error
+            await asyncio.sleep(0.05 * n)
+    return guid
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "scheme"), [(1440, 900, "light"), (390, 844, "light"), (1440, 900, "dark")]
+)
+async def test_the_timeline_reads_at_a_glance(
+    live_server_proc: LiveServer, browser: Browser, busy_session: str, width: int, height: int, scheme: str
+) -> None:
+    page = await browser.new_page(viewport={"width": width, "height": height}, color_scheme=scheme)  # type: ignore[arg-type]
+    await log_in(page, live_server_proc)
+    await page.goto(f"{live_server_proc.url}/sessions/{busy_session}/")
+    svg = page.locator("svg.timeline")
+    await expect(svg).to_be_visible()
+    assert await svg.evaluate(TIMELINE_PROBLEMS) == [], f"{width} px, {scheme}"
+    if width >= 1024:  # a desktop sees the whole picture without scrolling it sideways
+        frame = page.locator(".timeline-scroll")
+        assert await frame.evaluate("(el) => el.scrollWidth <= el.clientWidth"), "the timeline scrolls at 1440 px"
+    legend = page.locator(".timeline-legend ol.spans li")
+    await expect(legend).to_have_count(16)  # eight phases and eight plans, each named by its number
+    await expect(legend.first).to_contain_text("1 1 Ship")
+    await expect(page.locator("svg.timeline text.bar-label", has_text="Ship").first).to_be_visible()
+    await expect(page.locator("svg.timeline polygon.arrow")).to_have_count(2)  # the last phase and plan go on
+    await page.locator("#session-timeline").screenshot(path=str(ARTIFACTS / f"timeline-{width}-{scheme}.png"))
+    assert await page.evaluate(SMALL_OR_WIDE) == []
+    assert await serious_violations(page) == []
+    await page.close()

@@ -142,3 +142,64 @@ def test_overlapping_questions_get_rows_of_their_own_and_every_mark_says_when() 
     # Ending inside the picture: "100%" started 36 px from the edge and was cut off in Chromium.
     width = float(svg.get("viewBox", "0 0 0 0").split()[2])
     assert all(text.get("text-anchor") == "end" and float(text.get("x", "0")) <= width for text in labels)
+
+
+def quiet_run(active: timedelta, quiet: timedelta, phases: list[str]) -> AgentSession:
+    """A run that was busy for `active`, asked a question at its end, and has waited `quiet` since."""
+    token, _ = AgentToken.issue("agent-a")
+    start = timezone.now() - active - quiet
+    session = AgentSession.open(token=token, name="Quiet")
+    AgentSession.objects.filter(pk=session.pk).update(created_at=start)
+    session.refresh_from_db()
+    for n, name in enumerate(phases):
+        LifecycleEvent.objects.create(
+            event_type="phase-started", phase_number=str(n + 1), phase_name=name, asker=token,
+            asker_name="agent-a", session=session, created_at=start + active * (n / len(phases)),
+        )  # fmt: skip
+    Question.objects.create(
+        text="Still waiting?", asker=token, asker_name="agent-a", fingerprint="q", session=session,
+        created_at=start + active,
+    )  # fmt: skip
+    return session
+
+
+@pytest.mark.django_db
+def test_the_axis_spans_the_activity_and_an_open_wait_points_to_now() -> None:
+    session = quiet_run(timedelta(minutes=4), timedelta(hours=3), ["Repro", "Fix"])
+    svg = parse(session)
+    labels = [t.text or "" for t in svg.iter(f"{SVG}text") if "tick-label" in classes(t)]
+    assert labels[0] == "start"
+    assert labels[-1] == "now, +3h 00m"
+    assert all(label.startswith(("+", "start")) and "h" not in label for label in labels[:-1]), labels
+    (waiting,) = [r for r in svg.iter(f"{SVG}rect") if "question" in classes(r)]
+    assert "open" in classes(waiting)
+    assert int(waiting.get("data-wait-seconds", "0")) >= 3 * 3600, "its wait is told whole, to now"
+    arrows = [p for p in svg.iter(f"{SVG}polygon") if "arrow" in classes(p)]
+    assert len(arrows) == 2, "the open phase and the open wait each point on"
+    # The busy four minutes fill the drawing: the last phase starts past a third of the width, not squeezed left.
+    fix = next(g for g in svg.iter(f"{SVG}g") if g.get("data-label") == "2 Fix")
+    assert float(fix.find(f"{SVG}rect").get("x", "0")) > 300  # type: ignore[union-attr]
+
+
+@pytest.mark.django_db
+def test_a_name_is_written_only_where_it_fits_and_the_legend_names_every_bar() -> None:
+    names = ["Reproduce the flaky checkout test on CI", "Fix", "Verify on staging with the whole suite", "Ship"]
+    names += [f"Step {n} with a name far too long for its bar" for n in range(20)]
+    session = quiet_run(timedelta(minutes=10), timedelta(seconds=0), names)
+    svg = parse(session)
+    boxes = []
+    for group in svg.iter(f"{SVG}g"):
+        rect, text = group.find(f"{SVG}rect"), group.find(f"{SVG}text")
+        if "phase" not in classes(group) or rect is None or text is None:
+            continue
+        left, width = float(rect.get("x", "0")), float(rect.get("width", "0"))
+        label_left = float(text.get("x", "0"))
+        label_right = label_left + len(text.text or "") * timeline.CHAR
+        assert left <= label_left, f"{text.text!r} starts before its bar"
+        assert label_right <= left + width, f"{text.text!r} runs past its bar"
+        boxes.append((label_left, label_right))
+    assert boxes, "some names or numbers are written"
+    assert all(a[1] <= b[0] for a, b in zip(sorted(boxes), sorted(boxes)[1:], strict=False)), "no two overlap"
+    page = str(timeline.render_with_legend(session))
+    for n, name in enumerate(names, start=1):
+        assert f">{n}</span> {n} {name} " in page, f"the legend names bar {n}"

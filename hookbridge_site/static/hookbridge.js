@@ -1,6 +1,11 @@
 // Shows whether the dashboard's live connection is up; htmx's ws extension reconnects by itself.
 document.addEventListener("htmx:wsOpen", () => setConnection("live", "live"));
-document.addEventListener("htmx:wsClose", () => setConnection("reconnecting", "reconnecting…"));
+document.addEventListener("htmx:wsClose", () => {
+  setConnection("reconnecting", "reconnecting…");
+  delete document.body.dataset.synced;
+});
+// The server's first message after a (re)connect is the whole current state: from then on the page is it.
+document.addEventListener("htmx:wsAfterMessage", () => { document.body.dataset.synced = "true"; });
 
 function setConnection(state, text) {
   const badge = document.getElementById("connection");

@@ -11,4 +11,4 @@ register = template.Library()
 
 @register.simple_tag
 def session_timeline(session: AgentSession) -> SafeString:
-    return timeline.render(session)
+    return timeline.render_with_legend(session)
