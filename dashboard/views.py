@@ -9,6 +9,7 @@ from django.views.decorators.http import require_safe
 
 from dashboard import state
 from hooks.config import discovered
+from questions import replies
 from tokens.views import mcp_url
 
 
@@ -17,5 +18,9 @@ from tokens.views import mcp_url
 def index(request: HttpRequest) -> HttpResponse:
     context = state.context()
     choices = state.filter_choices()
-    extra = {"mcp_url": mcp_url(request), "hooks_configured": bool(discovered().hooks)}
+    extra = {
+        "mcp_url": mcp_url(request),
+        "hooks_configured": bool(discovered().hooks),
+        "replies": replies.for_person(request.user),
+    }
     return render(request, "dashboard/dashboard.html", {**context, **choices, **extra})

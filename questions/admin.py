@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from core.admin import RecordAdmin
 from core.formatting import duration
 from questions import exports
-from questions.models import Answer, Question
+from questions.models import Answer, Question, SavedReply
 
 ANSWER_FIELDS = (
     "text", "structured", "option", "answered_by", "answered_by_user", "answered_by_token", "source", "remote_addr",
@@ -93,3 +93,10 @@ class AnswerAdmin(RecordAdmin, StructuredAnswer, admin.ModelAdmin[Answer]):
     date_hierarchy = "created_at"
     fields = readonly_fields = ("question", *ANSWER_FIELDS)
     list_select_related = ["question"]
+
+
+@admin.register(SavedReply)
+class SavedReplyAdmin(admin.ModelAdmin[SavedReply]):
+    list_display = ["text", "user", "created_at"]
+    list_filter = ["user"]
+    search_fields = ["text", "user__username"]

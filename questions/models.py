@@ -579,3 +579,19 @@ class Answer(models.Model):
                 # "Yes", not "Yes (yes)" (issue 29): the value is shown only where it differs from the label.
                 return label if label.casefold() == self.option.casefold() else f"{label} ({self.option})"
         return self.text
+
+
+class SavedReply(models.Model):
+    """A reply a person keeps for reuse: one click or Alt+digit puts it into any answer box (questions.replies)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_replies")
+    text = models.TextField(max_length=2000)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name_plural = "saved replies"
+        constraints = [models.UniqueConstraint(fields=["user", "text"], name="one_saved_reply_per_text")]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.text[:60]}"

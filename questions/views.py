@@ -12,9 +12,9 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST, require_safe
 
 from core.htmx import HtmxHttpRequest
-from questions import exports, queue
+from questions import exports, queue, replies
 from questions.forms import HistoryFilter
-from questions.models import AlreadyResolved, Question
+from questions.models import AlreadyResolved, Question, SavedReply
 from tokens.auth import client_address
 
 
@@ -92,7 +92,11 @@ def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
 def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     """One question: answerable while pending, otherwise what became of it and why."""
     question = get_object_or_404(Question.objects.select_related("answer"), pk=question_id)
-    context = {"question": question, "reattach_minutes": round(settings.HOOKBRIDGE_REATTACH_WINDOW / 60)}
+    context = {
+        "question": question,
+        "reattach_minutes": round(settings.HOOKBRIDGE_REATTACH_WINDOW / 60),
+        "replies": replies.for_person(request.user),
+    }
     return render(request, "questions/detail.html", context)
 
 
@@ -125,3 +129,38 @@ def history(request: HtmxHttpRequest) -> HttpResponse:
     context = {"page": page, "filters": filters, "query": query.urlencode(), "searched": searched}
     template = "questions/history.html#history-table" if request.htmx else "questions/history.html"
     return render(request, template, context)
+
+
+@require_safe
+@login_required
+def saved_replies(request: HtmxHttpRequest) -> HttpResponse:
+    """A person's saved replies and the ones they used lately: add, save a recent one, delete."""
+    return _replies_page(request, replies.SavedReplyForm(user=request.user))
+
+
+def _replies_page(request: HtmxHttpRequest, form: replies.SavedReplyForm, status: int = 200) -> HttpResponse:
+    context = {
+        "form": form,
+        "saved": SavedReply.objects.filter(user=form.user),
+        "recent": replies.for_person(request.user)["recent"],
+    }
+    template = "questions/replies.html#reply-lists" if request.htmx else "questions/replies.html"
+    return render(request, template, context, status=status)
+
+
+@require_POST
+@login_required
+def save_reply(request: HtmxHttpRequest) -> HttpResponse:
+    form = replies.SavedReplyForm(request.POST, user=request.user)
+    if not form.is_valid():
+        return _replies_page(request, form, status=422)
+    form.save()
+    return _replies_page(request, replies.SavedReplyForm(user=request.user))
+
+
+@require_POST
+@login_required
+def delete_reply(request: HtmxHttpRequest, reply_id: int) -> HttpResponse:
+    # Only one's own: another person's reply id is a 404, as if it did not exist.
+    get_object_or_404(SavedReply, pk=reply_id, user=request.user).delete()
+    return _replies_page(request, replies.SavedReplyForm(user=request.user))

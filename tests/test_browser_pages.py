@@ -221,3 +221,72 @@ async def test_the_timeline_reads_at_a_glance(
     assert await page.evaluate(SMALL_OR_WIDE) == []
     assert await serious_violations(page) == []
     await page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+async def test_saved_and_recent_replies_are_a_click_or_a_key_away_and_never_send(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = await page_at(browser, live_server_proc, width, height)
+    saved = f"Ship it at {width}, then watch the error rate for an hour."
+    await page.goto(f"{live_server_proc.url}/replies/")
+    await page.get_by_label("A reply to keep").fill(saved)
+    await page.get_by_role("button", name="Save the reply", exact=True).click()
+    await expect(page.locator("#reply-lists .reply-text", has_text=saved)).to_be_visible()
+    await assert_fits(page, "replies", width)
+
+    first, second = f"Replies: first at {width}?", f"Replies: second at {width}?"
+    async with live_server_proc.mcp("legacy") as client:
+        calls = [asyncio.create_task(client.call_tool("ask_question", {"question": q})) for q in (first, second)]
+        await page.goto(f"{live_server_proc.url}/")
+        card = page.locator("article.question", has_text=first)
+        await expect(card).to_be_visible(timeout=10_000)
+        chips = card.locator(".quick-replies button.reply-chip")
+        await expect(chips.first).to_contain_text("Ship it at")
+        box = card.get_by_label("Your answer")
+        await chips.filter(has_text=f"Ship it at {width}").click()
+        await expect(box).to_have_value(saved)
+        assert (await live_server_proc.wait_for_question(first))["status"] == "pending", "a reply is put in, not sent"
+        await box.fill("")
+        await box.focus()
+        index = await chips.evaluate_all(f"(all) => all.findIndex((c) => c.title === {saved!r})")
+        await page.keyboard.press(f"Alt+{index + 1}")
+        await expect(box).to_have_value(saved)
+        await box.fill("Typed by hand: use the blue one")
+        assert await card.evaluate(LAYOUT_PROBLEMS_OF_REPLIES) == []
+        await card.screenshot(path=str(ARTIFACTS / f"replies-card-{width}.png"))
+        await card.get_by_role("button", name="Send answer").click()
+        assert (await asyncio.wait_for(calls[0], 15)).structured_content == {
+            "answer": "Typed by hand: use the blue one"
+        }
+
+        # What was just typed is now a recent reply under the next box, without reloading the page.
+        other = page.locator("article.question", has_text=second)
+        await expect(other.locator(".quick-replies .reply-chip.recent").first).to_have_attribute(
+            "title", "Typed by hand: use the blue one"
+        )
+        question = await live_server_proc.wait_for_question(second)
+        await live_server_proc.answer_via_api(question["id"], "done")
+        await asyncio.wait_for(calls[1], 15)
+    await page.close()
+
+
+# The reply buttons stay inside the card and off each other and off the answer box.
+LAYOUT_PROBLEMS_OF_REPLIES = """
+(card) => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width) problems.push(["page wider than the screen", width]);
+  const chips = [...card.querySelectorAll(".quick-replies > *")].map((el) => el.getBoundingClientRect());
+  const box = card.querySelector("textarea").getBoundingClientRect();
+  chips.forEach((a, i) => {
+    if (a.right > width + 0.5) problems.push(["past the screen", i]);
+    if (a.top < box.bottom - 0.5) problems.push(["over the answer box", i]);
+    chips.slice(i + 1).forEach((b, j) => {
+      const meet = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+      if (meet) problems.push(["overlap", i, i + j + 1]);
+    });
+  });
+  return problems;
+}
+"""
