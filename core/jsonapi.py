@@ -108,21 +108,28 @@ def _bad_text(text: str, nul: bool = True) -> str | None:
     return None
 
 
-def object_body(request: HttpRequest, *, empty: str | None = None) -> dict[str, Any] | JsonResponse:
+def object_body(
+    request: HttpRequest, *, empty: str | None = None, limit: int | None = None, limit_named: str = ""
+) -> dict[str, Any] | JsonResponse:
     """The request's JSON object, or the error response to send: 413 over the size limit, 400 otherwise.
 
     empty: what an empty body stands for (such as "{}"), or None when a body is required.
+    limit: a route's own limit (an answer with images), past Django's DATA_UPLOAD_MAX_MEMORY_SIZE;
+    limit_named: what the 413 says sets it. Unset: HOOKBRIDGE_MAX_BODY_BYTES.
     """
     declared = request.META.get("CONTENT_LENGTH") or "0"
-    limit = settings.HOOKBRIDGE_MAX_BODY_BYTES
+    named = limit_named or "HOOKBRIDGE_MAX_BODY_BYTES"
+    limit = limit or settings.HOOKBRIDGE_MAX_BODY_BYTES
     if declared.isdigit() and int(declared) > limit:
-        return _too_large(limit)
+        return _too_large(limit, named)
     try:
-        raw = request.body
+        # Read from the stream, at most one byte past the limit: `request.body` would stop at Django's
+        # own limit, which is the usual body's, not this route's.
+        raw = request.read(limit + 1) if limit > settings.DATA_UPLOAD_MAX_MEMORY_SIZE else request.body
     except RequestDataTooBig:  # no Content-Length, or a false one: Django stops reading at its limit
-        return _too_large(limit)
+        return _too_large(limit, named)
     if len(raw) > limit:
-        return _too_large(limit)
+        return _too_large(limit, named)
     try:
         # NaN and ±Infinity are read, so that the error below can name the field holding one.
         payload = loads(raw or empty or "", constants=[])
@@ -136,5 +143,5 @@ def object_body(request: HttpRequest, *, empty: str | None = None) -> dict[str, 
     return payload
 
 
-def _too_large(limit: int) -> JsonResponse:
-    return json_error(f"is larger than {limit} bytes (HOOKBRIDGE_MAX_BODY_BYTES)", status=413, field="body")
+def _too_large(limit: int, named: str = "HOOKBRIDGE_MAX_BODY_BYTES") -> JsonResponse:
+    return json_error(f"is larger than {limit} bytes ({named})", status=413, field="body")

@@ -125,7 +125,8 @@ CONTENT_SECURITY_POLICY = {
         "default-src": [SELF],
         "script-src": [SELF],
         "style-src": [SELF],
-        "img-src": [SELF, "data:"],
+        # blob: the previews of images a person pastes into an answer, made in their own browser.
+        "img-src": [SELF, "data:", "blob:"],
         "connect-src": [SELF],  # the pages' WebSockets: same host, ws: or wss:
         "object-src": [NONE],
         "base-uri": [SELF],
@@ -281,6 +282,10 @@ HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)
 HOOKBRIDGE_QUEUE_PAGE = env_int("HOOKBRIDGE_QUEUE_PAGE", 50)
 HOOKBRIDGE_MAX_BODY_BYTES = env_int("HOOKBRIDGE_MAX_BODY_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
+# Images a person may give with an answer (a screenshot pasted on the dashboard, or sent to the JSON API):
+# how many, and how large each. The answer routes take a body that large (questions.images).
+HOOKBRIDGE_MAX_IMAGES = env_int("HOOKBRIDGE_MAX_IMAGES", 4)
+HOOKBRIDGE_MAX_IMAGE_BYTES = env_int("HOOKBRIDGE_MAX_IMAGE_BYTES", 5 * 1024 * 1024)
 # New questions one token may ask per minute (re-attaching to an earlier one does not count); 0: no limit.
 # What one token (or person) may hold open on one server process at once: calls waiting for a person,
 # and live WebSockets. One agent must never stall another; the error names the setting to raise.

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import uuid
 import webbrowser
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.conf import settings
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ImageContent, TextContent
 
 from core import presence
 from core.db import database_sync_to_async
@@ -25,7 +26,7 @@ from mcpapi import calls, client_log
 from mcpapi import runtime as mcp_state
 from questions import asking as questions_asking
 from questions.asking import Caller, WaitPolicy, wait_for_resolution
-from questions.models import CancelReason, Kind, Question, RateLimited, Status
+from questions.models import AnswerImage, CancelReason, Kind, Question, RateLimited, Status
 from tokens.models import AgentToken
 
 logger = logging.getLogger(__name__)
@@ -66,13 +67,22 @@ def keep_waiting_text(tool: str, question_id: str, *, can_wait_for_answer: bool)
     return f"Nothing is lost: to keep waiting, {how}."
 
 
-def outcome(question: Question, tool: str, *, can_wait_for_answer: bool) -> CallToolResult:
-    """The tool result for a question as it now stands; `tool` is the one the agent called."""
+def outcome(
+    question: Question, tool: str, *, can_wait_for_answer: bool, images: Sequence[AnswerImage] = ()
+) -> CallToolResult:
+    """The tool result for a question as it now stands; `tool` is the one the agent called.
+
+    An answer's images (read by the caller: this runs on the event loop) follow its text as image content.
+    """
     qid = str(question.pk)
     if question.status == Status.ANSWERED:
         spec, answer = question.kind_spec, question.answer
         structured = spec.structured_result(question, answer.data)
-        return json_result(structured, text=spec.result_text(question, answer.text, answer.data))
+        result = json_result(structured, text=spec.result_text(question, answer.text, answer.data))
+        for image in images:
+            encoded = base64.b64encode(bytes(image.data)).decode("ascii")
+            result.content.append(ImageContent(type="image", data=encoded, mime_type=image.mime_type))
+        return result
     if question.status == Status.PENDING:
         message = (
             f"No answer yet; question {qid} is still pending on the dashboard ({presence.public_url()}/). "
@@ -140,7 +150,10 @@ async def result_of(final: Question, ctx: Context, tool: str) -> CallToolResult:
         else:
             deliveries.append(final.pk)
     can_wait = final.status == Status.PENDING and await offers(ctx, "wait_for_answer")
-    return outcome(final, tool, can_wait_for_answer=can_wait)
+    images: list[AnswerImage] = []
+    if final.status == Status.ANSWERED and final.answer.image_count:
+        images = await database_sync_to_async(AnswerImage.objects.for_question)(final.pk)
+    return outcome(final, tool, can_wait_for_answer=can_wait, images=images)
 
 
 async def wait(question: Question, ctx: Context, asker: AgentToken | None, tool: str) -> CallToolResult:

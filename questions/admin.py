@@ -5,16 +5,17 @@ import json
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from core.admin import RecordAdmin
 from core.formatting import duration
 from questions import exports
-from questions.models import Answer, Question, SavedReply
+from questions.models import Answer, AnswerImage, Question, SavedReply
 
 ANSWER_FIELDS = (
-    "text", "structured", "option", "answered_by", "answered_by_user", "answered_by_token", "source", "remote_addr",
-    "created_at",
+    "text", "structured", "option", "image_count", "answered_by", "answered_by_user", "answered_by_token", "source",
+    "remote_addr", "created_at",
 )  # fmt: skip
 QUESTION_FIELDS = (
     "id", "kind", "text", "options", "allow_free_text", "details", "asker", "asker_name", "session", "status",
@@ -85,8 +86,23 @@ class QuestionAdmin(RecordAdmin, admin.ModelAdmin[Question]):
         return pretty_json(obj.payload)
 
 
+class AnswerImageInline(RecordAdmin, admin.TabularInline[AnswerImage, Answer]):
+    """The images given with the answer, each shown (served by questions.views.answer_image, to staff who log in)."""
+
+    model = AnswerImage
+    fields = readonly_fields = ("position", "mime_type", "size", "shown")
+    extra = 0
+
+    @admin.display(description="Image")
+    def shown(self, obj: AnswerImage) -> str:
+        url = reverse("questions:answer-image", args=[obj.answer_id, obj.position + 1])
+        # A width attribute, not a style: the admin's pages keep the Content-Security-Policy too.
+        return format_html('<a href="{}"><img src="{}" alt="Image {}" width="96"></a>', url, url, obj.position + 1)
+
+
 @admin.register(Answer)
 class AnswerAdmin(RecordAdmin, StructuredAnswer, admin.ModelAdmin[Answer]):
+    inlines = [AnswerImageInline]
     list_display = ["question", "text", "answered_by", "source", "remote_addr", "created_at"]
     list_filter = ["source", "answered_by", "created_at"]
     search_fields = ["text", "question__text", "answered_by"]

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from core.jsonapi import json_error, object_body
 from core.limits import fit, with_list
+from questions import images
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 from questions.queue import decode_cursor, encode_cursor
 from questions.serializers import question_data
@@ -65,7 +66,9 @@ def question_list(request: TokenRequest) -> HttpResponse:
 @require_POST
 @token_required(Scope.ANSWER)
 def mcp_answer(request: TokenRequest) -> JsonResponse:
-    payload = object_body(request)
+    # An answer may carry images, in base64: its body may be as large as they are.
+    named = "HOOKBRIDGE_MAX_BODY_BYTES with HOOKBRIDGE_MAX_IMAGES times HOOKBRIDGE_MAX_IMAGE_BYTES"
+    payload = object_body(request, limit=images.answer_body_limit(), limit_named=named)
     if isinstance(payload, JsonResponse):
         return payload
     question_id, answer = payload.get("questionId"), payload.get("answer")
@@ -82,7 +85,10 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
     if question is None:
         return json_error(f"no question {question_id}", status=404)
     try:
-        question.record_answer(answer, by_token=request.agent_token, source="api", remote_addr=client_address(request))
+        given = images.from_json(payload.get("images"))
+        question.record_answer(
+            answer, by_token=request.agent_token, source="api", remote_addr=client_address(request), images=given
+        )
     except InvalidAnswer as exc:
         return json_error(str(exc), field=exc.field)
     except AlreadyResolved as exc:

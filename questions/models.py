@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from django.utils import timezone
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
 from questions import kinds, signals, wording
+from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
 from questions.markdown import first_line_plain
 from questions.states import CancelReason, Status
@@ -367,12 +369,15 @@ class Question(models.Model):
         source: str = "dashboard",
         remote_addr: str | None = None,
         by_name: str | None = None,
+        images: Sequence[Image] = (),
     ) -> Answer:
         """Record an answer; the first one wins and any later one raises AlreadyResolved.
 
         Pending questions take answers, including those whose agent stopped waiting
-        (the answer waits for the agent's re-ask).
+        (the answer waits for the agent's re-ask). `images`, checked by questions.images, go with it.
         """
+        if images and not self.kind_spec.takes_images:
+            raise InvalidAnswer("images", f"A {self.get_kind_display().lower()} answer takes no images.")
         if reply is None:
             reply = self.kind_spec.parse(self, text, option)
         if by_name:
@@ -406,7 +411,12 @@ class Question(models.Model):
                 answered_by_token=by_token,
                 source=source,
                 remote_addr=remote_addr,
+                image_count=len(images),
                 created_at=now,
+            )
+            AnswerImage.objects.bulk_create(
+                AnswerImage(answer=answer, position=n, mime_type=image.mime_type, data=image.data, size=len(image.data))
+                for n, image in enumerate(images)
             )
             self.status, self.resolved_at = Status.ANSWERED, now
             send_on_commit(signals.question_resolved, Question, question_id=self.pk, answer=answer)
@@ -562,6 +572,8 @@ class Answer(models.Model):
     answered_by_token = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
     source = models.CharField(max_length=16, default="dashboard")
     remote_addr = models.GenericIPAddressField("from address", null=True, blank=True)
+    # How many AnswerImage rows go with it: the wake-up says so, and the woken call reads them only then.
+    image_count = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -569,6 +581,11 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.answered_by}: {self.text[:60]}"
+
+    @property
+    def image_numbers(self) -> range:
+        """1, 2, … for each image given with it: the numbers in its images' addresses."""
+        return range(1, self.image_count + 1)
 
     @property
     def display(self) -> str:
@@ -579,6 +596,32 @@ class Answer(models.Model):
                 # "Yes", not "Yes (yes)" (issue 29): the value is shown only where it differs from the label.
                 return label if label.casefold() == self.option.casefold() else f"{label} ({self.option})"
         return self.text
+
+
+class AnswerImageQuerySet(models.QuerySet["AnswerImage"]):
+    def for_question(self, question_id: uuid.UUID) -> list[AnswerImage]:
+        """The images of a question's answer, in the order given (by the question: a woken call's answer is
+        the wake-up's copy, not a row)."""
+        return list(self.filter(answer__question_id=question_id).order_by("position"))
+
+
+class AnswerImage(models.Model):
+    """An image given with an answer (questions.images checked it): the agent gets it as MCP image content."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="images")
+    position = models.PositiveSmallIntegerField()
+    mime_type = models.CharField(max_length=16)
+    data = models.BinaryField()
+    size = models.PositiveIntegerField()
+
+    objects = AnswerImageQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["answer", "position"]
+        constraints = [models.UniqueConstraint(fields=["answer", "position"], name="one_image_per_position")]
+
+    def __str__(self) -> str:
+        return f"Image {self.position + 1} of answer {self.answer_id} ({self.mime_type}, {self.size:,} bytes)"
 
 
 class SavedReply(models.Model):

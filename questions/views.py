@@ -12,9 +12,10 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST, require_safe
 
 from core.htmx import HtmxHttpRequest
-from questions import exports, queue, replies
+from questions import exports, images, queue, replies
 from questions.forms import HistoryFilter
-from questions.models import AlreadyResolved, Question, SavedReply
+from questions.kinds import InvalidAnswer
+from questions.models import AlreadyResolved, AnswerImage, Question, SavedReply
 from tokens.auth import client_address
 
 
@@ -33,7 +34,14 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
         context = {"question": question, "form": form}
         return render(request, "questions/card.html#question-card", context, status=422)
     try:
-        question.record_answer(reply=form.reply, by_user=request.user, remote_addr=client_address(request))
+        given = _pasted_images(request)
+        question.record_answer(
+            reply=form.reply, by_user=request.user, remote_addr=client_address(request), images=given
+        )
+    except InvalidAnswer as exc:
+        # The card comes back as typed (its text kept), saying what is wrong with the images.
+        context = {"question": question, "form": form, "image_error": str(exc)}
+        return render(request, "questions/card.html#question-card", context, status=422)
     except AlreadyResolved as exc:
         return _closed(request, exc)
     # The card goes; the toast says where the answer went.
@@ -62,6 +70,28 @@ def sample(request: HtmxHttpRequest) -> HttpResponse:
     key = f"sample-{uuid.uuid4()}"
     Question.ask(asker=None, asker_name=SAMPLE_ASKER, text=SAMPLE_TEXT, options=SAMPLE_OPTIONS, key=key)
     return HttpResponse(status=204)
+
+
+def _pasted_images(request: HttpRequest) -> list[images.Image]:
+    """The images pasted or dropped into the card's answer (its `images` file field), checked."""
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > images.answer_body_limit():
+        most, largest = settings.HOOKBRIDGE_MAX_IMAGES, settings.HOOKBRIDGE_MAX_IMAGE_BYTES
+        raise InvalidAnswer("images", f"Too much at once: at most {most} images of {largest // 1024 // 1024} MB each.")
+    return images.from_uploads(request.FILES.getlist("images"))
+
+
+@require_safe
+@login_required
+def answer_image(request: HttpRequest, answer_id: int, number: int) -> HttpResponse:
+    """An image given with an answer, for the history and the question's page (`number` counts from 1)."""
+    image = get_object_or_404(AnswerImage, answer_id=answer_id, position=number - 1)
+    response = HttpResponse(bytes(image.data), content_type=image.mime_type)
+    # Only ever an image: checked from its bytes when kept, and never sniffed as anything else.
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Disposition"] = f'inline; filename="answer-{answer_id}-{number}.{image.mime_type.split("/")[1]}"'
+    response["Cache-Control"] = "private, max-age=86400"
+    return response
 
 
 @require_POST

@@ -35,6 +35,8 @@ def wake_up(answer: Answer | None = None) -> dict[str, Any]:
             "option": answer.option,
             "answered_by": answer.answered_by,
             "source": answer.source,
+            # The images themselves stay in the database: a wake-up stays small, whatever was pasted.
+            "image_count": answer.image_count,
         }
     return message
 
@@ -50,5 +52,6 @@ def take_answer(question: Question, answered: dict[str, Any]) -> None:
         option=answered["option"],
         answered_by=answered["answered_by"],
         source=answered["source"],
+        image_count=answered.get("image_count", 0),
         created_at=resolved_at,
     )

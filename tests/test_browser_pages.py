@@ -8,15 +8,18 @@ agent's markdown reads as words in titles and lists, never as `**` marks, and se
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import uuid
 from typing import Any
 
 import pytest
+from mcp.types import ImageContent
 from playwright.async_api import Browser, Page, expect
 
 from tests.live import LiveServer
 from tests.test_accessibility import SMALL_OR_WIDE, serious_violations
+from tests.test_answer_images import PNG
 from tests.test_browser import ARTIFACTS, log_in
 from tests.test_browser_approvals import FIXTURES, hook
 
@@ -283,6 +286,82 @@ LAYOUT_PROBLEMS_OF_REPLIES = """
     if (a.right > width + 0.5) problems.push(["past the screen", i]);
     if (a.top < box.bottom - 0.5) problems.push(["over the answer box", i]);
     chips.slice(i + 1).forEach((b, j) => {
+      const meet = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+      if (meet) problems.push(["overlap", i, i + j + 1]);
+    });
+  });
+  return problems;
+}
+"""
+
+
+PASTE = """
+async ([selector, name, type, b64]) => {
+  const box = document.querySelector(selector);
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const data = new DataTransfer();
+  data.items.add(new File([bytes], name, { type }));
+  box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+}
+"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+async def test_a_pasted_screenshot_goes_with_the_answer_and_shows_in_the_history(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    png = base64.b64encode(PNG).decode()
+    page = await page_at(browser, live_server_proc, width, height)
+    text = f"Images: what does the header look like at {width}?"
+    async with live_server_proc.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        card = page.locator("article.question", has_text=text)
+        await expect(card).to_be_visible(timeout=10_000)
+        box = f"#{await card.get_attribute('id')} textarea"
+        await card.get_by_label("Your answer").fill("Like this, with the logo cut off")
+
+        await page.evaluate(PASTE, [box, "notes.html", "text/html", base64.b64encode(b"<p>hi</p>").decode()])
+        await expect(card.locator(".image-problem")).to_have_text("notes.html is not a PNG, JPEG, WebP or GIF image.")
+        for n in range(5):
+            await page.evaluate(PASTE, [box, f"shot-{n}.png", "image/png", png])
+        await expect(card.locator(".image-previews img")).to_have_count(4)
+        await expect(card.locator(".image-problem")).to_have_text("At most 4 images go with an answer.")
+        await card.get_by_role("button", name="Remove image 2").click()
+        await card.get_by_role("button", name="Remove image 2").click()
+        await expect(card.locator(".image-previews img")).to_have_count(2)
+        loaded = await card.locator(".image-previews img").evaluate_all("(all) => all.map((i) => i.naturalWidth)")
+        assert loaded == [1, 1], "each preview shows its image"
+        await expect(card.get_by_label("Your answer")).to_have_value("Like this, with the logo cut off")
+        assert await card.evaluate(LAYOUT_PROBLEMS_OF_IMAGES) == []
+        await card.screenshot(path=str(ARTIFACTS / f"images-card-{width}.png"))
+        assert (await live_server_proc.wait_for_question(text))["status"] == "pending", "pasting sends nothing"
+
+        await card.get_by_role("button", name="Send answer").click()
+        result = await asyncio.wait_for(call, 15)
+    assert result.structured_content == {"answer": "Like this, with the logo cut off"}
+    images = [c for c in result.content[1:] if isinstance(c, ImageContent)]
+    assert [(c.mime_type, base64.b64decode(c.data)) for c in images] == [("image/png", PNG)] * 2
+    assert len(result.content) == 3
+
+    await page.goto(f"{live_server_proc.url}/history/?q=header+look+like+at+{width}")
+    thumbnails = page.locator("table.history .answer-images img")
+    await expect(thumbnails).to_have_count(2)
+    assert await thumbnails.first.evaluate("(img) => img.complete && img.naturalWidth") == 1, "the image loads"
+    await assert_fits(page, "history-images", width)
+    await page.close()
+
+
+# The image field's text and thumbnails stay inside the screen and off each other.
+LAYOUT_PROBLEMS_OF_IMAGES = """
+(card) => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width) problems.push(["page wider than the screen", width]);
+  const parts = [...card.querySelectorAll(".images-field label, .image-previews li")]
+    .map((el) => el.getBoundingClientRect());
+  parts.forEach((a, i) => {
+    if (a.right > width + 0.5) problems.push(["past the screen", i]);
+    parts.slice(i + 1).forEach((b, j) => {
       const meet = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
       if (meet) problems.push(["overlap", i, i + j + 1]);
     });

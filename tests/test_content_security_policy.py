@@ -21,7 +21,7 @@ def test_every_page_allows_only_this_server(logged_in: Client, path: str) -> Non
     policy = directives(response["Content-Security-Policy"])
     assert policy["script-src"] == ["'self'"]
     assert policy["style-src"] == ["'self'"]
-    assert policy["img-src"] == ["'self'", "data:"]
+    assert policy["img-src"] == ["'self'", "data:", "blob:"]  # blob: a pasted image's preview, made locally
     assert policy["object-src"] == ["'none'"]
     assert policy["frame-ancestors"] == ["'none'"]
     assert "'unsafe-inline'" not in response["Content-Security-Policy"]

@@ -140,6 +140,8 @@ class QuestionKind:
     form_class: ClassVar[type[AnswerForm]]
     # Whether a person may decline to answer (the agent is told to go on by its own judgement).
     dismissable: ClassVar[bool] = False
+    # Whether an answer may carry images (screenshots) beside its words: kinds answered in free text.
+    takes_images: ClassVar[bool] = False
 
     @property
     def template(self) -> str:

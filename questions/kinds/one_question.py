@@ -13,6 +13,7 @@ class OpenQuestion(QuestionKind):
     label = "Open question"
     order = 20
     form_class = FreeTextForm
+    takes_images = True
 
     def parse(self, question: Asked, value: Any, option: Any = None) -> Reply:
         answer = free_text(value)

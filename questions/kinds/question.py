@@ -29,6 +29,7 @@ class QuestionWithOptions(QuestionKind):
     label = "Question"
     order = 10
     form_class = FreeTextForm
+    takes_images = True
 
     def parse(self, question: Asked, value: Any, option: Any = None) -> Reply:
         if option not in (None, ""):

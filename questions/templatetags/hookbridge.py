@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from django import template
+from django.conf import settings
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -37,3 +38,10 @@ def highlight_filter(text: str, words: str | None) -> SafeString:
         start = found.end()
     pieces.append(escape(text[start:]))
     return mark_safe("".join(pieces))
+
+
+@register.simple_tag
+def image_limits() -> dict[str, int]:
+    """{% image_limits as limits %}: how many images an answer takes, and how large (questions.images)."""
+    largest = settings.HOOKBRIDGE_MAX_IMAGE_BYTES
+    return {"count": settings.HOOKBRIDGE_MAX_IMAGES, "bytes": largest, "megabytes": round(largest / 1024 / 1024)}
