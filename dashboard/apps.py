@@ -9,5 +9,5 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         # The watcher notes what this process pushed to its dashboards (questions and hooks signals).
-        from dashboard import feed, watcher  # noqa: F401
+        from dashboard import feed, status, watcher  # noqa: F401
         # events: the JSON stream for programs (/ws/events/), from the same signals.

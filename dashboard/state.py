@@ -7,8 +7,9 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from dashboard import runtime as dashboards
+from dashboard import status
 from hooks.models import HookRun
-from lifecycle.models import AgentSession, LifecycleEvent
+from lifecycle.models import AgentSession
 from questions import kinds, queue
 from questions.models import Question
 from tokens.models import AgentToken
@@ -29,8 +30,7 @@ def context() -> dict[str, Any]:
     return {
         "queue": queue.page(),
         "pending_count": len(pending_ids),
-        "agents_now": LifecycleEvent.latest_per_agent(),
-        "hosts_now": AgentSession.hosts_at_work(),
+        **status.context(),
         "hook_runs": hook_runs,
     }
 

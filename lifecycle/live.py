@@ -10,11 +10,10 @@ import uuid
 from typing import Any
 
 from django.dispatch import receiver
-from django.template.loader import render_to_string
 
 from core import broadcast
 from lifecycle import signals
-from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
+from lifecycle.models import LifecycleEvent, SessionEvent
 
 OVERVIEW_GROUP = "sessions"
 
@@ -25,18 +24,9 @@ def page_group(guid: uuid.UUID) -> str:
 
 @receiver(signals.event_recorded)
 def event_recorded(sender: Any, event: LifecycleEvent, **kwargs: Any) -> None:
-    # The bar shows the latest event only: a burst of events is a few pushes, the last one current.
-    broadcast.send_latest("status-bar", _status_bar)
+    # The dashboard's status bar follows the same signal (dashboard.status): it also shows who waits on a person.
     if event.session_id:
         session_changed(event.session_id)
-
-
-def _status_bar() -> list[broadcast.Push]:
-    html = render_to_string(
-        "lifecycle/status_bar.html#status-bar",
-        {"agents_now": LifecycleEvent.latest_per_agent(), "hosts_now": AgentSession.hosts_at_work(), "oob": True},
-    )
-    return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
 
 
 @receiver(signals.session_event_recorded)
@@ -45,9 +35,6 @@ def session_event(sender: Any, event_id: int, **kwargs: Any) -> None:
     # Programs first: they get the exact event, in order, as JSON.
     broadcast.send(event.session.group_name, {"type": "session.message", "message": event.message()})
     session_changed(event.session_id)
-    if event.session.host:
-        # A host's session shows what it is doing now in the status bar.
-        broadcast.send_latest("status-bar", _status_bar)
 
 
 @receiver(signals.session_changed)

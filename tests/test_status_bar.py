@@ -9,6 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from lifecycle.models import AgentSession, LifecycleEvent
+from questions.models import Question
 from tokens.models import AgentToken
 
 
@@ -46,3 +47,27 @@ def test_the_dashboard_shows_a_row_per_agent(logged_in: Client) -> None:
     assert bar.count("<li>") == 2
     assert "agent-a phase" in bar
     assert "agent-b phase" in bar
+
+
+def test_an_agent_waiting_on_a_person_says_so_before_what_it_last_reported(logged_in: Client) -> None:
+    a, _ = AgentToken.issue("agent-a")
+    b, _ = AgentToken.issue("agent-b")
+    LifecycleEvent.record(asker=a, asker_name="agent-a", event_type="verification-started", step=3, total_steps=3)
+    LifecycleEvent.record(asker=b, asker_name="agent-b", event_type="phase-started", phase_name="Build")
+    first = Question.ask(asker=a, asker_name="agent-a", text="Ship it?", options=[])[0]
+    Question.ask(asker=a, asker_name="agent-a", text="And the docs?", options=[])
+    left = Question.ask(asker=b, asker_name="agent-b", text="Gone?", options=[])[0]
+    left.agent_stopped_waiting("the connection to the agent closed")  # nobody waits on it now
+
+    bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
+    assert '2 agents at work · <span class="waiting-count">1 waiting on you</span>' in bar
+    row_a = bar.split("<li", 3)[1] if "agent-a" in bar.split("<li", 3)[1] else bar.split("<li", 3)[2]
+    assert 'class="waits"' in row_a
+    assert f'<a class="badge waiting" href="/questions/{first.pk}/">waiting on you</a>' in row_a, "its oldest"
+    assert row_a.index("waiting on you") < row_a.index("Verification started")
+    assert bar.count("waiting on you</a>") == 1, "agent-b's question has nobody waiting on it"
+
+    first.record_answer("yes", by_token=a)
+    Question.objects.filter(text="And the docs?").get().record_answer("later", by_token=a)
+    bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
+    assert "waiting on you" not in bar

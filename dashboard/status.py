@@ -1,0 +1,73 @@
+"""The dashboard's status bar: each agent at work, and which of them wait on a person now (issue 29).
+
+The bar is the dashboard's own composition of two apps below it: what the agents report (lifecycle) and
+the questions they wait on (questions). So it is rendered here, and pushed (throttled, the last render
+current) whenever either changes: an agent's event, a question asked, answered, ended, or left.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.dispatch import receiver
+from django.template.loader import render_to_string
+
+from core import broadcast
+from lifecycle import signals as lifecycle_signals
+from lifecycle.models import AgentSession, LifecycleEvent
+from questions import signals as question_signals
+from questions.models import Question
+
+
+def context() -> dict[str, Any]:
+    """The bar's rows as (row, id of the question it waits on a person for, its oldest; or None)."""
+    events = LifecycleEvent.latest_per_agent()
+    hosts = AgentSession.hosts_at_work()
+    by_session: dict[uuid.UUID, str] = {}
+    by_agent: dict[tuple[int | None, str], str] = {}
+    # Oldest first, so each agent's mark points at the question it has waited on longest.
+    waiting = Question.objects.pending().filter(agent_left_at__isnull=True).order_by("created_at")
+    for pk, session_id, asker_id, asker_name in waiting.values_list("pk", "session_id", "asker_id", "asker_name"):
+        if session_id is not None:
+            by_session.setdefault(session_id, str(pk))
+        by_agent.setdefault((asker_id, asker_name), str(pk))
+    agents_now = [
+        (
+            event,
+            by_session.get(event.session_id) if event.session_id else by_agent.get((event.asker_id, event.asker_name)),
+        )
+        for event in events
+    ]
+    hosts_now = [(session, by_session.get(session.pk)) for session in hosts]
+    waiting_agents = sum(1 for _, waits_on in [*agents_now, *hosts_now] if waits_on)
+    return {"agents_now": agents_now, "hosts_now": hosts_now, "waiting_agents": waiting_agents}
+
+
+def push() -> list[broadcast.Push]:
+    html = render_to_string("dashboard/status_bar.html#status-bar", {**context(), "oob": True})
+    return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
+
+
+def changed() -> None:
+    # A burst of changes is a few pushes, the last one rendered after the last change.
+    broadcast.send_latest("status-bar", push)
+
+
+@receiver(lifecycle_signals.event_recorded)
+def _event_recorded(sender: Any, **kwargs: Any) -> None:
+    changed()
+
+
+@receiver(lifecycle_signals.session_event_recorded)
+def _session_event(sender: Any, **kwargs: Any) -> None:
+    # A host's session shows what it is doing now in the bar (cheap to decide there: one row's worth).
+    changed()
+
+
+@receiver(question_signals.question_asked)
+@receiver(question_signals.question_resolved)
+@receiver(question_signals.agent_presence_changed)
+@receiver(question_signals.questions_changed)
+def _waiting_changed(sender: Any, **kwargs: Any) -> None:
+    changed()
