@@ -81,14 +81,15 @@ def to_dashboards(html: str) -> None:
     send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})
 
 
-def send_latest(key: str, build: Callable[[], list[Push]]) -> None:
+def send_latest(key: str, build: Callable[[], list[Push]], *, defer: bool = False) -> None:
     """Push what `build` renders, at most once per LATEST_INTERVAL for `key`; the last change always goes out.
 
     For state a page shows whole, where the newest rendering replaces every older one.
     `build` reads the database when it runs, so a push deferred to the end of the
     interval shows every change made meanwhile. It runs in a sync thread: here, when
     called from one (an on-commit hook) and the interval has passed, else later on
-    the database thread.
+    the database thread. `defer`: always later, never in the calling request's thread
+    (an answer's own request must not wait for a render that is only news).
     """
     loop = runtime.server_loop
     if loop is None:  # no server (a management command, a test): nothing to spare
@@ -100,7 +101,7 @@ def send_latest(key: str, build: Callable[[], list[Push]]) -> None:
             return  # the scheduled push will read this change too
         wait = runtime.latest_sent.get(key, -LATEST_INTERVAL) + LATEST_INTERVAL - now
         # On the loop itself, `build` (the ORM) can't run: it goes to the database thread.
-        deferred = wait > 0 or threading.get_ident() == runtime.server_thread
+        deferred = defer or wait > 0 or threading.get_ident() == runtime.server_thread
         if deferred:
             runtime.latest_due.add(key)
         else:

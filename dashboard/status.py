@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.db import models
 from django.dispatch import receiver
 from django.template.loader import render_to_string
 
@@ -26,8 +27,14 @@ def context() -> dict[str, Any]:
     hosts = AgentSession.hosts_at_work()
     by_session: dict[uuid.UUID, str] = {}
     by_agent: dict[tuple[int | None, str], str] = {}
-    # Oldest first, so each agent's mark points at the question it has waited on longest.
-    waiting = Question.objects.pending().filter(agent_left_at__isnull=True).order_by("created_at")
+    # Only the questions of the agents on the bar (it is drawn up to 20 times a second while agents report,
+    # with thousands of calls waiting on a busy server); oldest first, so each mark points at the longest wait.
+    sessions = [event.session_id for event in events if event.session_id] + [session.pk for session in hosts]
+    askers = [event.asker_id for event in events if not event.session_id]
+    mine = models.Q(session_id__in=sessions) | models.Q(asker_id__in=askers)
+    waiting = Question.objects.pending().filter(mine, agent_left_at__isnull=True).order_by("created_at")
+    if not events and not hosts:
+        waiting = waiting.none()
     for pk, session_id, asker_id, asker_name in waiting.values_list("pk", "session_id", "asker_id", "asker_name"):
         if session_id is not None:
             by_session.setdefault(session_id, str(pk))
@@ -47,6 +54,13 @@ def context() -> dict[str, Any]:
 def push() -> list[broadcast.Push]:
     html = render_to_string("dashboard/status_bar.html#status-bar", {**context(), "oob": True})
     return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
+
+
+def push_marks() -> list[broadcast.Push]:
+    """The bar again for a question's change, which marks a row or none: with no agent on the bar, no push."""
+    if not LifecycleEvent.latest_per_agent(limit=1) and not AgentSession.hosts_at_work(limit=1):
+        return []
+    return push()
 
 
 def changed() -> None:
@@ -70,4 +84,7 @@ def _session_event(sender: Any, **kwargs: Any) -> None:
 @receiver(question_signals.agent_presence_changed)
 @receiver(question_signals.questions_changed)
 def _waiting_changed(sender: Any, **kwargs: Any) -> None:
-    changed()
+    # Never in the request that asked or answered (its on-commit hooks run in it): the render is only news,
+    # so it comes later, on the database thread, once the wake-up and the cards are out. A key of its own:
+    # a change of the bar's rows (the lifecycle's) is never skipped for want of rows to mark.
+    broadcast.send_latest("status-bar-marks", push_marks, defer=True)

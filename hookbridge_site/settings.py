@@ -261,6 +261,8 @@ HOOKBRIDGE_CLAIM_SECONDS = required_seconds("HOOKBRIDGE_CLAIM_SECONDS", 180.0)
 HOOKBRIDGE_ASKME_TIMEOUT = env_seconds_or_none("HOOKBRIDGE_ASKME_TIMEOUT", 300.0, none=HOOKBRIDGE_QUESTION_TIMEOUT)
 # Slack-compatible incoming webhook told of every new question (empty: none).
 HOOKBRIDGE_WEBHOOK_URL = env_url("HOOKBRIDGE_WEBHOOK_URL", "")
+# Signs each webhook post (X-HookBridge-Signature, questions.webhook) so its receiver can check it.
+HOOKBRIDGE_WEBHOOK_SECRET = env_str("HOOKBRIDGE_WEBHOOK_SECRET", "")
 # A session with no activity for this long shows as idle on the overview.
 HOOKBRIDGE_IDLE_AFTER = required_seconds("HOOKBRIDGE_IDLE_AFTER", 300.0)
 # The tool sets /mcp serves; /mcp/<set>+<set> picks others (validated when the app loads).
@@ -285,6 +287,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = HOOKBRIDGE_MAX_BODY_BYTES
 # Images a person may give with an answer (a screenshot pasted on the dashboard, or sent to the JSON API):
 # how many, and how large each. The answer routes take a body that large (questions.images).
 HOOKBRIDGE_MAX_IMAGES = env_int("HOOKBRIDGE_MAX_IMAGES", 4)
+# Signed one-question links (questions.links): how long one works, and whether its holder must log in too.
+HOOKBRIDGE_LINK_MAX_AGE = env_int("HOOKBRIDGE_LINK_MAX_AGE", 24 * 3600)
+HOOKBRIDGE_LINKS_NEED_LOGIN = env_bool("HOOKBRIDGE_LINKS_NEED_LOGIN", False)
 HOOKBRIDGE_MAX_IMAGE_BYTES = env_int("HOOKBRIDGE_MAX_IMAGE_BYTES", 5 * 1024 * 1024)
 # New questions one token may ask per minute (re-attaching to an earlier one does not count); 0: no limit.
 # What one token (or person) may hold open on one server process at once: calls waiting for a person,

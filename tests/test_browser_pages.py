@@ -369,3 +369,47 @@ LAYOUT_PROBLEMS_OF_IMAGES = """
   return problems;
 }
 """
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1440, 900)])
+async def test_a_signed_link_answers_one_question_in_a_browser_with_no_login(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    text = f"Links: which release name at {width}?"
+    logged_in = await page_at(browser, live_server_proc, width, height)
+    async with live_server_proc.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        card = logged_in.locator("article.question", has_text=text)
+        await expect(card).to_be_visible(timeout=10_000)
+        link = await card.locator("button.copy-link").get_attribute("data-copy") or ""
+        assert "/q/" in link
+        link = live_server_proc.url + "/q/" + link.split("/q/", 1)[1]  # at the address this test server took
+
+        stranger = await browser.new_context(viewport={"width": width, "height": height})  # no cookies, no login
+        phone = await stranger.new_page()
+        await phone.goto(link)
+        await expect(phone.get_by_role("navigation")).to_have_count(0)
+        form_card = phone.locator("article.question")
+        await expect(form_card).to_contain_text(text)
+        assert await phone.evaluate(SMALL_OR_WIDE) == []
+        assert await serious_violations(phone) == []
+        await phone.screenshot(path=str(ARTIFACTS / f"link-page-{width}.png"), full_page=True)
+        assert (await live_server_proc.wait_for_question(text))["status"] == "pending", "opening the link sends nothing"
+        await form_card.get_by_label("Your answer").fill("Hook Bridge 2.0")
+        await form_card.get_by_role("button", name="Send answer").click()
+        await expect(phone.get_by_role("heading", name="Sent")).to_be_visible()
+        result = await asyncio.wait_for(call, 15)
+    assert result.structured_content == {"answer": "Hook Bridge 2.0"}
+    answered = await live_server_proc.wait_for_question(text, status="answered")
+    assert answered["answer"]["answeredBy"] == "someone with the link (via link)"
+    await expect(card).to_have_count(0)  # the dashboard that copied the link sees it answered
+
+    await phone.goto(link)  # used: no form any more
+    await expect(phone.get_by_role("heading", level=1)).to_contain_text("no longer waits")
+    await expect(phone.locator("main form")).to_have_count(0)
+    await phone.goto(link[:-6] + "xxxxx/")  # tampered
+    await expect(phone.get_by_role("heading", name="This link does not work")).to_be_visible()
+    await expect(phone.locator("main form")).to_have_count(0)
+    await phone.screenshot(path=str(ARTIFACTS / f"link-tampered-{width}.png"))
+    await stranger.close()
+    await logged_in.close()

@@ -421,14 +421,16 @@ document.addEventListener("htmx:load", (event) => ownClaims(event.detail.elt.par
 document.addEventListener("click", async (event) => {
   const button = event.target.closest && event.target.closest("button[data-copy]");
   if (!button) return;
-  const source = button.parentElement.querySelector("pre, code");
-  if (!source) return;
-  const text = source.textContent;
+  // The text to copy: the button's own data-copy (a question's signed link), else the command beside it.
+  const source = button.dataset.copy ? null : button.parentElement.querySelector("pre, code");
+  if (!button.dataset.copy && !source) return;
+  const text = button.dataset.copy || source.textContent;
+  const label = button.textContent;
   let copied = false;
   try {
     if (navigator.clipboard && window.isSecureContext) { await navigator.clipboard.writeText(text); copied = true; }
   } catch (_) { copied = false; }
-  if (!copied) {
+  if (!copied && source) {
     const range = document.createRange();
     range.selectNodeContents(source);
     const selection = window.getSelection();
@@ -436,8 +438,8 @@ document.addEventListener("click", async (event) => {
     selection.addRange(range);
     copied = document.execCommand("copy");
   }
-  button.textContent = copied ? "Copied" : "Selected: press Ctrl+C";
-  setTimeout(() => { button.textContent = "Copy"; }, 2500);
+  button.textContent = copied ? "Copied" : source ? "Selected: press Ctrl+C" : "Could not copy here";
+  setTimeout(() => { button.textContent = label; }, 2500);
 });
 
 // Reusable replies (questions/replies.html): the person's saved replies, then the ones they typed lately,

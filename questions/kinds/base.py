@@ -80,9 +80,13 @@ class AnswerForm(forms.Form):
     `form.answer` in a template would find the field "answer" (templates try form["answer"] first).
     """
 
-    def __init__(self, kind: QuestionKind, question: Asked, data: Any = None) -> None:
+    def __init__(
+        self, kind: QuestionKind, question: Asked, data: Any = None, preset: dict[str, str] | None = None
+    ) -> None:
         super().__init__(data)
         self.kind, self.question = kind, question
+        # What a fresh form shows chosen (a mail's per-option link opens the page with that option chosen, unsent).
+        self.preset = preset or {}
         self.reply: Reply | None = None
         self.add_fields()
 
@@ -94,8 +98,8 @@ class AnswerForm(forms.Form):
         raise NotImplementedError
 
     def typed(self, name: str) -> str:
-        """What the person entered in field `name` (empty on a fresh card): a re-rendered card keeps it."""
-        return str(self.data.get(name, "")) if self.is_bound else ""
+        """What was entered in field `name` (a fresh card: its preset, else empty); a re-rendered card keeps it."""
+        return str(self.data.get(name, "")) if self.is_bound else self.preset.get(name, "")
 
     def problem(self, name: str) -> str:
         """The error attached to field `name`, shown next to it."""
@@ -148,8 +152,8 @@ class QuestionKind:
         """Its partials: `badge` (beside the asker), `prompt` (what is asked), `fields` (the answer form's inputs)."""
         return f"questions/kinds/{self.name}.html"
 
-    def form(self, question: Asked, data: Any = None) -> AnswerForm:
-        return self.form_class(self, question, data)
+    def form(self, question: Asked, data: Any = None, preset: dict[str, str] | None = None) -> AnswerForm:
+        return self.form_class(self, question, data, preset)
 
     def parse(self, question: Asked, value: Any, option: Any = None) -> Reply:
         """An answer given as a value (the JSON API, the CLI) or gathered by the form."""

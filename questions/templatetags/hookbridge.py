@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django import template
 from django.conf import settings
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from questions import links
 from questions.markdown import plain_text, render_markdown
 
 register = template.Library()
@@ -45,3 +47,9 @@ def image_limits() -> dict[str, int]:
     """{% image_limits as limits %}: how many images an answer takes, and how large (questions.images)."""
     largest = settings.HOOKBRIDGE_MAX_IMAGE_BYTES
     return {"count": settings.HOOKBRIDGE_MAX_IMAGES, "bytes": largest, "megabytes": round(largest / 1024 / 1024)}
+
+
+@register.simple_tag
+def question_link(question: Any, recipient: str = "") -> str:
+    """{% question_link question %}: a signed link that opens this one question anywhere (questions.links)."""
+    return links.url(question.pk, recipient)
