@@ -43,6 +43,15 @@ def env_db_url(name: str, default: str) -> dict[str, Any]:
     return config
 
 
+def env_email_url(name: str) -> dict[str, Any]:
+    """An e-mail URL (smtp://user:password@host:587, smtp+tls://…, consolemail://) as Django's EMAIL_* settings."""
+    try:
+        config: dict[str, Any] = _env.email_url(name)
+    except (ValueError, ImproperlyConfigured, KeyError) as exc:
+        raise ImproperlyConfigured(f"{name} is not an e-mail URL Hook Bridge understands: {exc}") from None
+    return config
+
+
 def env_bool(name: str, default: bool) -> bool:
     raw = _raw(name).lower()
     if raw == "":

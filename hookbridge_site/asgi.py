@@ -27,6 +27,7 @@ from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
+from notify import dispatcher  # noqa: E402
 from questions import sweeper  # noqa: E402
 from tokens.websocket import BearerTokenAuth  # noqa: E402
 
@@ -38,6 +39,7 @@ mcp_app = MCPRouter(build_http_app)
 async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
     broadcast.bind_server_loop()
     sweeper.ensure_running()
+    dispatcher.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)
     elif scope["path"].rstrip("/") == claude_hooks.PATH:

@@ -22,6 +22,7 @@ from core.env import (
     env_bool,
     env_db_url,
     env_directory,
+    env_email_url,
     env_int,
     env_list,
     env_seconds,
@@ -94,6 +95,7 @@ INSTALLED_APPS = [
     "hooks",
     "questions",
     "claudecode",
+    "notify",
     "dashboard",
     "mcpapi",
     "hookbridge_site.apps.SiteConfig",
@@ -261,8 +263,21 @@ HOOKBRIDGE_CLAIM_SECONDS = required_seconds("HOOKBRIDGE_CLAIM_SECONDS", 180.0)
 HOOKBRIDGE_ASKME_TIMEOUT = env_seconds_or_none("HOOKBRIDGE_ASKME_TIMEOUT", 300.0, none=HOOKBRIDGE_QUESTION_TIMEOUT)
 # Slack-compatible incoming webhook told of every new question (empty: none).
 HOOKBRIDGE_WEBHOOK_URL = env_url("HOOKBRIDGE_WEBHOOK_URL", "")
-# Signs each webhook post (X-HookBridge-Signature, questions.webhook) so its receiver can check it.
+# Signs each webhook post (X-HookBridge-Signature, notify.webhook) so its receiver can check it.
 HOOKBRIDGE_WEBHOOK_SECRET = env_str("HOOKBRIDGE_WEBHOOK_SECRET", "")
+# Reaching people (notify): the escalation every project without its own follows (channel@delay, in order),
+# Slack's bot token, signing secret, default channel and Web API address (tests point it at a fake), and
+# e-mail (EMAIL_URL in django-environ's form, smtp://user:password@host:587, sets Django's mail settings).
+HOOKBRIDGE_NOTIFY = env_str("HOOKBRIDGE_NOTIFY", "slack@0s,email@10m")
+HOOKBRIDGE_SLACK_BOT_TOKEN = env_str("HOOKBRIDGE_SLACK_BOT_TOKEN", "")
+HOOKBRIDGE_SLACK_SIGNING_SECRET = env_str("HOOKBRIDGE_SLACK_SIGNING_SECRET", "")
+HOOKBRIDGE_SLACK_CHANNEL = env_str("HOOKBRIDGE_SLACK_CHANNEL", "")
+HOOKBRIDGE_SLACK_API_URL = env_url("HOOKBRIDGE_SLACK_API_URL", "https://slack.com/api/")
+HOOKBRIDGE_EMAIL_FROM = env_str("HOOKBRIDGE_EMAIL_FROM", "hookbridge@localhost")
+HOOKBRIDGE_EMAIL_TO = env_list("HOOKBRIDGE_EMAIL_TO", [])
+HOOKBRIDGE_EMAIL_CONFIGURED = bool(env_str("EMAIL_URL"))
+if HOOKBRIDGE_EMAIL_CONFIGURED:
+    globals().update(env_email_url("EMAIL_URL"))
 # A session with no activity for this long shows as idle on the overview.
 HOOKBRIDGE_IDLE_AFTER = required_seconds("HOOKBRIDGE_IDLE_AFTER", 300.0)
 # The tool sets /mcp serves; /mcp/<set>+<set> picks others (validated when the app loads).

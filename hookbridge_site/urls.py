@@ -15,4 +15,5 @@ urlpatterns = [
     path("", include("lifecycle.urls")),
     path("", include("hooks.urls")),
     path("", include("tokens.urls")),
+    path("", include("notify.urls")),
 ]

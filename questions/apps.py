@@ -8,5 +8,5 @@ class QuestionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Connect the receivers of questions.signals: wake-ups and pushes, the webhook, the kinds check.
-        from questions import checks, live, webhook  # noqa: F401
+        # Connect the receivers of questions.signals: wake-ups and pushes, the kinds check.
+        from questions import checks, live  # noqa: F401

@@ -1,7 +1,8 @@
 """What questions announce; sent on commit by questions.models (core.signals).
 
-questions.live wakes the waiting calls and pushes the cards; questions.webhook tells
-a chat channel of new questions; dashboard.watcher notes what dashboards were sent.
+questions.live wakes the waiting calls and pushes the cards; notify.scheduling writes a new
+question's escalation (Slack, e-mail, the webhook) and drops what an ended one no longer needs;
+dashboard.watcher notes what dashboards were sent; dashboard.status redraws the status bar.
 """
 
 from __future__ import annotations

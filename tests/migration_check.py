@@ -23,6 +23,7 @@ BEFORE = [
     ("lifecycle", "0004_hook_runs"),
     ("tokens", None),
     ("hooks", None),
+    ("notify", None),
 ]
 
 

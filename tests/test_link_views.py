@@ -12,9 +12,9 @@ from django.contrib.auth.models import User
 from django.core import signing
 from django.test import Client
 
+from notify.webhook import signed_headers
 from questions import links
 from questions.models import Question, Status
-from questions.webhook import signed_headers
 from tokens.models import AgentToken
 
 

@@ -36,6 +36,7 @@ from mcpapi import calls, claude_config, toolsets
 from mcpapi import runtime as mcp_state
 from mcpapi.jsonrpc import jsonrpc_problem
 from mcpapi.server import access_token, build_server
+from notify import dispatcher
 from questions import sweeper
 from tokens.models import AgentToken, Scope
 
@@ -196,6 +197,8 @@ class Command(commands.Command):
         async def serve() -> None:
             broadcast.bind_server_loop(serves_web=False)
             sweeper.ensure_running()
+            # With no `serve` running, a stdio agent's questions still reach Slack and e-mail.
+            dispatcher.ensure_running()
             main = asyncio.current_task()
             assert main is not None
             # Hosts end a stdio server with SIGTERM: cancelling the calls (rather than dying

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from core.admin import RecordAdmin
+from notify.models import Delivery, DeliveryAttempt, NotifyPolicy
+
+
+@admin.register(NotifyPolicy)
+class NotifyPolicyAdmin(admin.ModelAdmin[NotifyPolicy]):
+    list_display = ["project", "steps", "slack_channel", "email_to"]
+    search_fields = ["project"]
+
+
+class AttemptInline(RecordAdmin, admin.TabularInline[DeliveryAttempt, Delivery]):
+    model = DeliveryAttempt
+    fields = readonly_fields = ("at", "ok", "error", "took_ms")
+    extra = 0
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(RecordAdmin, admin.ModelAdmin[Delivery]):
+    """Every step of every question's escalation: where it went, when, how it went, and each attempt."""
+
+    list_display = ["question", "channel", "purpose", "target", "status", "attempts", "due_at", "sent_at", "last_error"]
+    list_filter = ["channel", "status", "purpose"]
+    search_fields = ["question__text", "target", "last_error"]
+    date_hierarchy = "due_at"
+    list_select_related = ["question"]
+    fields = readonly_fields = (
+        "question", "purpose", "channel", "target", "status", "due_at", "attempts", "last_error", "claimed_at",
+        "sent_at", "slack_channel_id", "slack_ts", "created_at",
+    )  # fmt: skip
+    inlines = [AttemptInline]

@@ -1,0 +1,136 @@
+"""Deliveries to people: each step of a question's escalation, and every attempt at it.
+
+A step is a row (Delivery) from the moment the question is asked: scheduled steps survive a restart, and
+any worker may send one. A worker claims a step with a conditional UPDATE (due -> sending), so with several
+workers each step is sent once. Every attempt is kept (DeliveryAttempt), shown in the admin and on the
+question's page.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from notify import policy
+from questions.models import Question
+
+
+def _valid_policy(text: str) -> None:
+    try:
+        policy.parse(text)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+class NotifyPolicy(models.Model):
+    """A project's own escalation, instead of HOOKBRIDGE_NOTIFY."""
+
+    project = models.CharField(max_length=200, unique=True, help_text="As agents' sessions name it.")
+    steps = models.CharField(
+        max_length=200, validators=[_valid_policy], help_text="channel@delay, in order: slack@0s,email@10m"
+    )
+    slack_channel = models.CharField(max_length=80, blank=True, help_text="Empty: HOOKBRIDGE_SLACK_CHANNEL.")
+    email_to = models.CharField(
+        max_length=1000, blank=True, help_text="Comma-separated addresses. Empty: HOOKBRIDGE_EMAIL_TO."
+    )
+
+    class Meta:
+        verbose_name_plural = "notify policies"
+
+    def __str__(self) -> str:
+        return f"{self.project}: {self.steps}"
+
+
+class Status(models.TextChoices):
+    DUE = "due", "due"
+    SENDING = "sending", "sending"
+    SENT = "sent", "sent"
+    FAILED = "failed", "failed"
+    SKIPPED = "skipped", "skipped"
+
+
+class Purpose(models.TextChoices):
+    NOTIFY = "notify", "tell of the question"
+    UPDATE = "update", "say how it ended"
+
+
+class Delivery(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="deliveries")
+    purpose = models.CharField(max_length=8, choices=Purpose.choices, default=Purpose.NOTIFY)
+    channel = models.CharField(max_length=16)
+    target = models.CharField(max_length=1000, help_text="A Slack channel, the e-mail addresses, a URL.")
+    due_at = models.DateTimeField()
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.DUE)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    # Where Slack put the message: what chat.update and a button press name.
+    slack_channel_id = models.CharField(max_length=40, blank=True)
+    slack_ts = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        ordering = ["due_at", "id"]
+        indexes = [models.Index(fields=["status", "due_at"], name="delivery_due")]
+        constraints = [models.UniqueConstraint(fields=["question", "purpose", "channel"], name="one_delivery_per_step")]
+
+    def __str__(self) -> str:
+        return f"{policy.NAMES.get(self.channel, self.channel)} for {self.question_id}: {self.status}"
+
+    @classmethod
+    def after_question_ended(cls, question_id: uuid.UUID) -> None:
+        """Steps not yet sent are dropped; each Slack message sent is to say how the question ended."""
+        cls.objects.filter(question_id=question_id, purpose=Purpose.NOTIFY, status=Status.DUE).update(
+            status=Status.SKIPPED, last_error="The question ended before this step was due."
+        )
+        posted = cls.objects.filter(
+            question_id=question_id, purpose=Purpose.NOTIFY, channel="slack", status=Status.SENT
+        ).exclude(slack_ts="")
+        for sent in posted:
+            cls.objects.get_or_create(
+                question_id=question_id, purpose=Purpose.UPDATE, channel="slack",
+                defaults={"target": sent.target, "due_at": timezone.now(), "slack_channel_id": sent.slack_channel_id,
+                          "slack_ts": sent.slack_ts},
+            )  # fmt: skip
+
+    def claim(self) -> bool:
+        """Take this step to send it; False when another worker took it first (or it is no longer due)."""
+        now = timezone.now()
+        taken = Delivery.objects.filter(pk=self.pk, status=Status.DUE).update(status=Status.SENDING, claimed_at=now)
+        self.status, self.claimed_at = Status.SENDING, now
+        return bool(taken)
+
+    def record(self, *, ok: bool, error: str = "", took_ms: int = 0, retry_in: float | None = None) -> None:
+        """An attempt's outcome: sent; due again after `retry_in` seconds; or failed for good."""
+        now = timezone.now()
+        DeliveryAttempt.objects.create(delivery=self, at=now, ok=ok, error=error[:2000], took_ms=took_ms)
+        changes: dict[str, object] = {"attempts": self.attempts + 1, "last_error": error[:2000]}
+        if ok:
+            changes |= {"status": Status.SENT, "sent_at": now}
+        elif retry_in is not None:
+            changes |= {"status": Status.DUE, "due_at": now + timedelta(seconds=retry_in)}
+        else:
+            changes |= {"status": Status.FAILED}
+        Delivery.objects.filter(pk=self.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(self, name, value)
+
+
+class DeliveryAttempt(models.Model):
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="tries")
+    at = models.DateTimeField(default=timezone.now)
+    ok = models.BooleanField()
+    error = models.TextField(blank=True)
+    took_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{'sent' if self.ok else 'failed'} at {self.at:%H:%M:%S}" + (f": {self.error}" if self.error else "")

@@ -1,0 +1,91 @@
+"""A question's escalation: its steps written when it is asked, the rest dropped once it ends.
+
+Receivers of the questions' signals (on commit). They never fail an ask or an answer: a problem is logged
+and the question goes on; what could not be scheduled is simply not sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.dispatch import receiver
+
+from notify import email, policy, slack, webhook
+from notify.dispatcher import wake
+from notify.models import Delivery, NotifyPolicy
+from questions import signals
+from questions.models import Question
+
+logger = logging.getLogger(__name__)
+
+
+def project_of(question: Question) -> str:
+    return question.session.project if question.session_id and question.session else ""
+
+
+def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
+    """The question's steps that can be sent here, each with where it goes."""
+    project = project_of(question)
+    own = NotifyPolicy.objects.filter(project=project).first() if project else None
+    steps = policy.parse(own.steps if own else settings.HOOKBRIDGE_NOTIFY)
+    if webhook.configured() and not any(step.channel == "webhook" for step in steps):
+        steps.append(policy.Step("webhook", 0))  # the webhook told of every question, as before policies
+    chosen = []
+    for step in steps:
+        if step.channel == "slack" and slack.configured():
+            target = (own.slack_channel if own else "") or settings.HOOKBRIDGE_SLACK_CHANNEL
+        elif step.channel == "email" and email.configured():
+            target = ",".join(
+                address.strip()
+                for address in ((own.email_to if own else "") or ",".join(settings.HOOKBRIDGE_EMAIL_TO)).split(",")
+                if address.strip()
+            )
+        elif step.channel == "webhook" and webhook.configured():
+            target = settings.HOOKBRIDGE_WEBHOOK_URL
+        else:
+            continue  # the dashboard is always on; a channel not set up has nobody to reach
+        if target:
+            chosen.append((step, target))
+    return chosen
+
+
+def due(question: Question, step: policy.Step) -> datetime:
+    return question.created_at + timedelta(seconds=step.delay_seconds)
+
+
+def recipients(own: NotifyPolicy | None) -> str:
+    given = (own.email_to if own else "") or ",".join(settings.HOOKBRIDGE_EMAIL_TO)
+    return ",".join(address.strip() for address in given.split(",") if address.strip())
+
+
+def schedule(question: Question) -> list[Delivery]:
+    rows = [
+        Delivery(question=question, channel=step.channel, target=target, due_at=due(question, step))
+        for step, target in steps_for(question)
+    ]
+    # One row per question and channel (a constraint): a second worker hearing the same ask adds nothing.
+    return Delivery.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+@receiver(signals.question_asked)
+def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: Any) -> None:
+    if not new:
+        return
+    try:
+        if schedule(question):
+            wake()
+    except Exception:
+        logger.warning("Could not schedule the notifications of question %s", question.pk, exc_info=True)
+
+
+@receiver(signals.question_resolved)
+def question_resolved(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
+    try:
+        Delivery.after_question_ended(question_id)
+        wake()
+    except Exception:
+        logger.warning("Could not update the notifications of question %s", question_id, exc_info=True)

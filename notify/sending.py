@@ -1,0 +1,11 @@
+"""What every channel's send shares: how it fails."""
+
+from __future__ import annotations
+
+
+class Failed(Exception):
+    """A send that did not go through: `permanent` when no retry can mend it (a bad token, no such channel)."""
+
+    def __init__(self, reason: str, *, permanent: bool) -> None:
+        super().__init__(reason)
+        self.reason, self.permanent = reason, permanent

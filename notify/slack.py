@@ -1,0 +1,142 @@
+"""Slack: a Block Kit message per question (chat.postMessage), updated once it ends (chat.update).
+
+Through slack_sdk's WebClient, at HOOKBRIDGE_SLACK_API_URL (Slack's own by default). Single-choice questions
+get one button per option, approvals Allow and Deny, everything else an "Answer…" button that opens the
+question's signed link. A button press comes back to notify.views.slack_actions, signed by Slack.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from notify.sending import Failed
+from questions import links
+from questions.models import Question
+
+# Slack's errors that no retry mends: the setting (token, channel, scopes) must change.
+PERMANENT = {
+    "invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "no_permission",
+    "missing_scope", "channel_not_found", "is_archived", "not_in_channel", "msg_too_long", "invalid_blocks",
+    "message_not_found", "cant_update_message", "user_not_found", "ekm_access_denied", "team_access_not_granted",
+}  # fmt: skip
+ACTION = "hookbridge-answer"
+TEXT_LIMIT = 2900  # a section's text may be 3,000 characters
+
+
+def configured() -> bool:
+    return bool(settings.HOOKBRIDGE_SLACK_BOT_TOKEN)
+
+
+def client() -> WebClient:
+    base = settings.HOOKBRIDGE_SLACK_API_URL
+    return WebClient(token=settings.HOOKBRIDGE_SLACK_BOT_TOKEN, base_url=base if base.endswith("/") else base + "/")
+
+
+def mrkdwn(markdown: str) -> str:
+    """An agent's markdown in Slack's own: escaped, bold and links rewritten, cut to fit one section."""
+    text = markdown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = re.sub(r"\[([^\]]+)\]\((https?://[^)\s]+)\)", r"<\2|\1>", text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"*\1*", text)
+    text = re.sub(r"__(.+?)__", r"_\1_", text)
+    text = re.sub(r"^#{1,6}\s+(.+)$", r"*\1*", text, flags=re.MULTILINE)
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
+
+
+def action_value(question: Question, choice: str) -> str:
+    return json.dumps({"q": str(question.pk), "c": choice})
+
+
+def blocks(question: Question) -> list[dict[str, Any]]:
+    """The message: who asks, the question, and what a person can do from Slack."""
+    where = f" · {question.session.project}" if question.session and question.session.project else ""
+    body = str(question.payload.get("title") or question.text)
+    shown: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*{mrkdwn(question.asker_name)}* asks{where}"}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn(body) or "(no text)"}},
+    ]
+    buttons: list[dict[str, Any]] = []
+    if question.kind == "approval":
+        buttons = [
+            _button("Allow", action_value(question, "allow"), 0, style="primary"),
+            _button("Deny", action_value(question, "deny"), 1, style="danger"),
+        ]
+    elif question.kind == "question" and question.options:
+        buttons = [
+            _button(str(option["label"])[:75], action_value(question, str(option["value"])), n)
+            for n, option in enumerate(question.options[:20])
+        ]
+    link = links.url(question.pk, "slack")
+    buttons.append(
+        {"type": "button", "text": {"type": "plain_text", "text": "Answer…"}, "url": link, "action_id": "open"}
+    )
+    for start in range(0, len(buttons), 25):
+        shown.append({"type": "actions", "block_id": f"answer-{start}", "elements": buttons[start : start + 25]})
+    return shown
+
+
+def _button(label: str, value: str, index: int, style: str = "") -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "text": {"type": "plain_text", "text": label}, "value": value}
+    button["action_id"] = f"{ACTION}-{index}"  # unique within the message, as Slack requires
+    if style:
+        button["style"] = style
+    return button
+
+
+def ended_blocks(question: Question) -> list[dict[str, Any]]:
+    """The message once the question ended: who answered what, or why it ended; no buttons."""
+    body = str(question.payload.get("title") or question.text)
+    if question.status == "answered":
+        outcome = f"Answered by *{mrkdwn(question.answer.answered_by)}*: {mrkdwn(question.answer.display)}"
+    else:
+        outcome = mrkdwn(question.status_sentence(to_agent=False))
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*{mrkdwn(question.asker_name)}* asked"}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn(body) or "(no text)"}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": outcome[:TEXT_LIMIT]}]},
+    ]
+
+
+@dataclass(frozen=True)
+class Posted:
+    channel_id: str
+    ts: str
+
+
+def _call(method: str, **arguments: Any) -> Any:
+    try:
+        return getattr(client(), method)(**arguments)
+    except SlackApiError as exc:
+        error = str(exc.response.get("error", "unknown_error"))
+        raise Failed(f"Slack said {error}", permanent=error in PERMANENT) from None
+    except OSError as exc:  # refused, unreachable, a timeout: the network, not the request
+        raise Failed(f"Slack could not be reached: {exc}", permanent=False) from None
+
+
+def post(channel: str, text: str, shown: list[dict[str, Any]]) -> Posted:
+    response = _call("chat_postMessage", channel=channel, text=text, blocks=shown, unfurl_links=False)
+    return Posted(str(response["channel"]), str(response["ts"]))
+
+
+def update(channel_id: str, ts: str, text: str, shown: list[dict[str, Any]]) -> None:
+    _call("chat_update", channel=channel_id, ts=ts, text=text, blocks=shown)
+
+
+def tell(channel_id: str, user: str, text: str) -> None:
+    """A message only `user` sees (a late button press is told who answered first)."""
+    _call("chat_postEphemeral", channel=channel_id, user=user, text=text)
+
+
+def email_of(user: str) -> str:
+    """The Slack user's e-mail, to find them among Hook Bridge's people ('' when Slack does not say)."""
+    try:
+        profile = _call("users_info", user=user)["user"].get("profile", {})
+    except Failed:
+        return ""
+    return str(profile.get("email", ""))
