@@ -1,0 +1,149 @@
+"""Outside services the tests start themselves: a fake of Slack's Web API, and a mail sink (aiosmtpd).
+
+The fake Slack records every call as the server made it (method and arguments) and answers as Slack does
+(`{"ok": true, ...}`), or with the error a test sets for a method. The sink keeps every mail it is sent.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import hashlib
+import hmac
+import json
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from aiosmtpd.controller import Controller
+
+
+@dataclass
+class FakeSlack:
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # method -> Slack's error word
+    emails: dict[str, str] = field(default_factory=dict)  # Slack user id -> e-mail (users.info)
+    url: str = ""
+    _server: ThreadingHTTPServer | None = None
+    _ts: int = 1_700_000_000
+
+    def calls_of(self, method: str) -> list[dict[str, Any]]:
+        return [arguments for name, arguments in self.calls if name == method]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 10) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.calls_of(method)
+            if len(found) >= count:
+                return found
+            time.sleep(0.02)
+        raise AssertionError(f"{method} was called {len(self.calls_of(method))} times, not {count}: {self.calls}")
+
+    def answer(self, method: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append((method, arguments))
+        if method in self.errors:
+            return {"ok": False, "error": self.errors[method]}
+        if method == "chat.postMessage":
+            self._ts += 1
+            return {"ok": True, "channel": "C0FAKE" + str(arguments.get("channel", "")).strip("#")[:4].upper(),
+                    "ts": f"{self._ts}.000100"}  # fmt: skip
+        if method == "users.info":
+            user = str(arguments.get("user", ""))
+            return {"ok": True, "user": {"id": user, "profile": {"email": self.emails.get(user, "")}}}
+        return {"ok": True}
+
+    def start(self) -> FakeSlack:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    arguments = json.loads(raw or "{}")
+                else:
+                    arguments = {key: values[0] for key, values in urllib.parse.parse_qs(raw).items()}
+                    for key in ("blocks", "attachments"):
+                        if isinstance(arguments.get(key), str):
+                            arguments[key] = json.loads(arguments[key])
+                reply = json.dumps(fake.answer(self.path.strip("/").split("/")[-1], arguments)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/api/"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+
+
+@contextmanager
+def fake_slack() -> Iterator[FakeSlack]:
+    fake = FakeSlack().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.mails: list[EmailMessage] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        assert isinstance(message, EmailMessage)
+        self.mails.append(message)
+        return "250 Message accepted for delivery"
+
+
+@dataclass
+class MailSink:
+    port: int
+    mails: list[EmailMessage]
+
+    @property
+    def url(self) -> str:
+        return f"smtp://127.0.0.1:{self.port}"
+
+    def wait_for(self, count: int = 1, timeout: float = 10) -> list[EmailMessage]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.mails) >= count:
+                return self.mails
+            time.sleep(0.02)
+        raise AssertionError(f"{len(self.mails)} mails, not {count}")
+
+
+@contextmanager
+def mail_sink() -> Iterator[MailSink]:
+    handler = _Sink()
+    with socket.socket() as probe:  # aiosmtpd checks its port by connecting to it: it needs a real one
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield MailSink(port, handler.mails)
+    finally:
+        controller.stop()
+
+
+def slack_signature(secret: str, body: bytes, timestamp: int) -> str:
+    """What Slack puts in X-Slack-Signature: v0= and the HMAC-SHA256 of v0:<timestamp>:<body>."""
+    return "v0=" + hmac.new(secret.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256).hexdigest()
