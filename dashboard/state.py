@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
 
 from dashboard import runtime as dashboards
 from dashboard import status
 from hooks.models import HookRun
 from lifecycle.models import AgentSession
+from notify import health, steps
 from questions import kinds, queue
 from questions.models import Question
 from tokens.models import AgentToken
@@ -60,5 +62,11 @@ def filter_choices() -> dict[str, Any]:
 
 
 def live_state() -> list[str]:
-    """The whole state as out-of-band swaps, for a page that (re)connects or must catch up."""
-    return [render_to_string("dashboard/dashboard.html#live-state", {**context(), "oob": True})]
+    """The whole state as out-of-band swaps, for a page that (re)connects or must catch up.
+
+    Then, once the cards are in, each waiting question's next steps (notify.steps) and whether every
+    channel gets through (notify.health).
+    """
+    state = render_to_string("dashboard/dashboard.html#live-state", {**context(), "oob": True})
+    # In the same message, after the cards they go into (a first page's worth: the message stays in bounds).
+    return [state + steps.pending_fragments(limit=settings.HOOKBRIDGE_QUEUE_PAGE) + health.banner()]

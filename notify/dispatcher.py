@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from core import runtime as core_runtime
 from core.db import database_sync_to_async
-from notify import email, health, runtime, slack, webhook
+from notify import email, health, runtime, slack, steps, webhook
 from notify.models import Delivery, Purpose, Status
 from notify.sending import Failed
 from questions.models import Question
@@ -109,6 +109,7 @@ async def send(delivery: Delivery) -> None:
     else:
         await database_sync_to_async(finish)(delivery, sent, round((time.monotonic() - started) * 1000))
     await database_sync_to_async(health.changed)()
+    await database_sync_to_async(steps.changed)(delivery.question_id)
 
 
 async def dispatch_due() -> int:

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.dispatch import receiver
 
-from notify import email, policy, slack, webhook
+from notify import email, policy, slack, steps, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy
 from questions import signals
@@ -78,6 +78,7 @@ def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: 
     try:
         if schedule(question):
             wake()
+            steps.changed(question.pk)
     except Exception:
         logger.warning("Could not schedule the notifications of question %s", question.pk, exc_info=True)
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from questions import api, link_views, views
+from questions import api, views
 
 app_name = "questions"
 
@@ -14,8 +14,6 @@ urlpatterns = [
     path("questions/pending", views.pending_page, name="pending-page"),
     path("questions/sample", views.sample, name="sample"),
     path("history/", views.history, name="history"),
-    path("q/<str:token>/", link_views.link_page, name="link"),
-    path("q/<str:token>/answer", link_views.link_answer, name="link-answer"),
     path("answers/<int:answer_id>/images/<int:number>", views.answer_image, name="answer-image"),
     path("replies/", views.saved_replies, name="replies"),
     path("replies/add", views.save_reply, name="save-reply"),

@@ -28,6 +28,7 @@ from aiosmtpd.controller import Controller
 @dataclass
 class FakeSlack:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    posted: list[dict[str, Any]] = field(default_factory=list)  # what chat.postMessage answered: channel, ts
     errors: dict[str, str] = field(default_factory=dict)  # method -> Slack's error word
     emails: dict[str, str] = field(default_factory=dict)  # Slack user id -> e-mail (users.info)
     url: str = ""
@@ -52,8 +53,9 @@ class FakeSlack:
             return {"ok": False, "error": self.errors[method]}
         if method == "chat.postMessage":
             self._ts += 1
-            return {"ok": True, "channel": "C0FAKE" + str(arguments.get("channel", "")).strip("#")[:4].upper(),
-                    "ts": f"{self._ts}.000100"}  # fmt: skip
+            channel = "C0FAKE" + str(arguments.get("channel", "")).strip("#")[:4].upper()
+            self.posted.append({"channel": channel, "ts": f"{self._ts}.000100"})
+            return {"ok": True, **self.posted[-1]}
         if method == "users.info":
             user = str(arguments.get("user", ""))
             return {"ok": True, "user": {"id": user, "profile": {"email": self.emails.get(user, "")}}}

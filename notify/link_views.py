@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 
+from notify import steps
 from questions import images, links
 from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, Question
@@ -26,7 +27,7 @@ def _refused(request: HttpRequest, reason: str, question: Question | None = None
     status = {"tampered": 404, "expired": 410, "resolved": 410, "gone": 404}[reason]
     hours = round(settings.HOOKBRIDGE_LINK_MAX_AGE / 3600)
     context = {"refused": reason, "question": question, "max_age_hours": hours}
-    return render(request, "questions/link.html", context, status=status)
+    return render(request, "notify/link.html", context, status=status)
 
 
 def _open(request: HttpRequest, token: str) -> tuple[links.Link, Question] | HttpResponse:
@@ -46,9 +47,9 @@ def _open(request: HttpRequest, token: str) -> tuple[links.Link, Question] | Htt
 
 
 def _page(request: HttpRequest, token: str, question: Question, form: object, **extra: object) -> HttpResponse:
-    context = {"question": question, "form": form, "token": token, **extra}
+    context = {"question": question, "form": form, "token": token, "next_steps": steps.line(question.pk), **extra}
     refused_answer = bool(extra) or bool(getattr(form, "is_bound", False))
-    return render(request, "questions/link.html", context, status=422 if refused_answer else 200)
+    return render(request, "notify/link.html", context, status=422 if refused_answer else 200)
 
 
 @require_safe
@@ -82,4 +83,4 @@ def link_answer(request: HttpRequest, token: str) -> HttpResponse:
         return _page(request, token, question, form, image_error=str(exc))
     except AlreadyResolved as exc:
         return _refused(request, "resolved", exc.question)
-    return render(request, "questions/link.html", {"sent": True, "question": question})
+    return render(request, "notify/link.html", {"sent": True, "question": question})

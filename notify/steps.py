@@ -1,0 +1,52 @@
+"""What comes next for a question, in words: "Slack: sent · e-mail at 14:52 (in 9 min)".
+
+On its card (pushed to every dashboard as the steps go) and on its link's page: a person sees who else
+will be asked, and when, if nobody answers first.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from core import broadcast
+from notify import policy
+from notify.models import Delivery, Purpose, Status
+
+
+def line(question_id: uuid.UUID) -> str:
+    now = timezone.now()
+    said: list[str] = []
+    for step in Delivery.objects.filter(question_id=question_id, purpose=Purpose.NOTIFY).order_by("due_at", "id"):
+        name = policy.NAMES.get(step.channel, step.channel)
+        name = name[0].upper() + name[1:] if not said else name
+        if step.status == Status.SENT:
+            said.append(f"{name}: sent")
+        elif step.status == Status.FAILED:
+            said.append(f"{name}: failed ({step.last_error})")
+        elif step.status in (Status.DUE, Status.SENDING):
+            left = (step.due_at - now).total_seconds()
+            when = timezone.localtime(step.due_at).strftime("%H:%M")
+            said.append(f"{name} now" if left < 1 else f"{name} at {when} (in {max(1, round(left / 60))} min)")
+    return " · ".join(said)
+
+
+def fragment(question_id: uuid.UUID) -> str:
+    return render_to_string("notify/next_steps.html", {"question_id": question_id, "line": line(question_id)})
+
+
+def changed(question_id: uuid.UUID) -> None:
+    """Every dashboard's card of the question shows its steps as they now stand."""
+    broadcast.to_dashboards(fragment(question_id))
+
+
+def pending_fragments(limit: int = 200) -> str:
+    """The steps of the waiting questions that have any, for a dashboard that (re)connects, in one message."""
+    waiting = (
+        Delivery.objects.filter(question__status="pending", purpose=Purpose.NOTIFY)
+        .values_list("question_id", flat=True)
+        .distinct()[:limit]
+    )
+    return "".join(fragment(question_id) for question_id in waiting)
