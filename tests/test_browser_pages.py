@@ -11,17 +11,20 @@ import asyncio
 import base64
 import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from mcp.types import ImageContent
 from playwright.async_api import Browser, Page, expect
 
+from tests.fakes import FakeSlack, fake_slack, mail_sink
 from tests.live import LiveServer
 from tests.test_accessibility import SMALL_OR_WIDE, serious_violations
 from tests.test_answer_images import PNG
 from tests.test_browser import ARTIFACTS, log_in
 from tests.test_browser_approvals import FIXTURES, hook
+from tests.test_e2e_notify import notify_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -413,3 +416,51 @@ async def test_a_signed_link_answers_one_question_in_a_browser_with_no_login(
     await phone.screenshot(path=str(ARTIFACTS / f"link-tampered-{width}.png"))
     await stranger.close()
     await logged_in.close()
+
+
+@pytest.fixture(scope="module")
+def notifying_server() -> Iterator[tuple[LiveServer, FakeSlack]]:
+    with fake_slack() as slack, mail_sink() as mails:
+        server = LiveServer(env_overrides=notify_env(slack, mails, "slack@0s,email@10m"))
+        server.setup()
+        try:
+            yield server, slack
+        finally:
+            server.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1440, 900)])
+async def test_a_card_says_who_else_is_asked_and_when_and_a_failing_channel_says_so(
+    notifying_server: tuple[LiveServer, FakeSlack], browser: Browser, width: int, height: int
+) -> None:
+    server, slack = notifying_server
+    slack.errors.pop("chat.postMessage", None)
+    page = await page_at(browser, server, width, height)
+    text = f"Notify: which branch at {width}?"
+    async with server.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
+        card = page.locator("article.question", has_text=text)
+        await expect(card).to_be_visible(timeout=10_000)
+        steps = card.locator(".next-steps")
+        await expect(steps).to_contain_text("Slack: sent · e-mail at ")
+        await expect(steps).to_contain_text("(in 10 min)")
+        assert await card.evaluate(LAYOUT_PROBLEMS_OF_REPLIES) == []
+        await card.screenshot(path=str(ARTIFACTS / f"notify-card-{width}.png"))
+
+        slack.errors["chat.postMessage"] = "channel_not_found"
+        failing = f"Notify: and the tag at {width}?"
+        other = asyncio.create_task(client.call_tool("ask_question", {"question": failing}))
+        banner = page.locator("#delivery-health .banner")
+        await expect(banner).to_have_text("Slack delivery failing: Slack said channel_not_found", timeout=10_000)
+        await expect(page.locator("article.question", has_text=failing).locator(".next-steps")).to_contain_text(
+            "Slack: failed (Slack said channel_not_found)"
+        )
+        assert await page.evaluate(SMALL_OR_WIDE) == []
+        violations = await serious_violations(page)
+        assert violations == [], json.dumps(violations)
+        await page.screenshot(path=str(ARTIFACTS / f"notify-failing-{width}.png"))
+        for asked in (text, failing):
+            question = await server.wait_for_question(asked)
+            await server.answer_via_api(question["id"], "main")
+        await asyncio.wait_for(asyncio.gather(call, other), 15)
+    await page.close()

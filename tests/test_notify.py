@@ -317,3 +317,14 @@ async def test_the_dispatcher_sends_what_comes_due_while_it_runs(slack: FakeSlac
     assert (
         await database_sync_to_async(Delivery.objects.get)(question=question, channel="slack")
     ).status == Status.SENT
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_questions_page_lists_where_it_was_sent_and_each_attempt(logged_in: Client, slack: FakeSlack) -> None:
+    slack.errors["chat.postMessage"] = "ratelimited"
+    question = ask()
+    dispatch()
+    html = logged_in.get(f"/questions/{question.pk}/").content.decode()
+    assert "Sent to people" in html
+    assert 'by slack to <span class="target">#agents</span>' in html
+    assert "failed: Slack said ratelimited" in html
