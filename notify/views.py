@@ -66,24 +66,20 @@ def pressed(payload: dict[str, Any]) -> tuple[uuid.UUID, str, str, str, str]:
         value = json.loads(action["value"])
         question_id, choice = uuid.UUID(value["q"]), str(value["c"])
         user = payload["user"]
+        user_id, name = str(user["id"]), str(user.get("name") or user.get("username") or "someone")
         channel = str(payload["container"]["channel_id"])
         ts = str(payload["container"]["message_ts"])
-    except (KeyError, IndexError, TypeError, ValueError):
+        action_id = str(action.get("action_id", ""))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         raise Refused(400, "not one of this server's answer buttons") from None
-    if not str(action.get("action_id", "")).startswith(slack.ACTION):
-        raise Refused(400, f"an unknown action: {action.get('action_id')!r}")
+    if not action_id.startswith(slack.ACTION):
+        raise Refused(400, f"an unknown action: {action_id!r}")
     # Only a message this server posted for that question: not another workspace's, nor a forged value.
     if not Delivery.objects.filter(
         question_id=question_id, channel="slack", slack_channel_id=channel, slack_ts=ts
     ).exists():
         raise Refused(400, "that message is not one this server posted for that question")
-    return (
-        question_id,
-        choice,
-        str(user.get("id", "")),
-        str(user.get("name") or user.get("username") or "someone"),
-        channel,
-    )
+    return question_id, choice, user_id, name, channel
 
 
 def answer(question_id: uuid.UUID, choice: str, email: str, name: str) -> None:

@@ -153,3 +153,17 @@ def test_a_webhook_post_is_signed_only_with_a_secret() -> None:
         headers["X-HookBridge-Signature"]
         == "sha256=" + hmac.new(b"s3cret", b'1800000000.{"a": 1}', hashlib.sha256).hexdigest()
     )
+
+
+def test_an_approvals_link_decides_it_with_the_cards_own_form(client: Client, db: None) -> None:
+    payload = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}
+    approval = Question.ask(
+        asker=None, asker_name="host", text="May it run Bash?", options=[], kind="approval", payload=payload
+    )[0]
+    url = link(approval)
+    html = client.get(url).content.decode()
+    assert "make deploy" in html
+    assert 'value="allow"' in html
+    assert 'value="deny"' in html
+    assert client.post(url + "answer", {"behavior": "allow"}).status_code == 200
+    assert Question.objects.get(pk=approval.pk).answer.data == {"behavior": "allow"}

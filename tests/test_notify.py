@@ -264,7 +264,7 @@ def test_a_late_press_is_told_who_answered_first_to_that_user_alone(client: Clie
 @pytest.mark.parametrize(
     ("change", "status"),
     [("bad signature", 401), ("stale timestamp", 401), ("unknown action", 400), ("not our message", 400),
-     ("not a press", 400), ("malformed value", 400)],
+     ("not a press", 400), ("malformed value", 400), ("user not an object", 400), ("action not an object", 400)],
 )  # fmt: skip
 def test_a_request_that_does_not_hold_changes_nothing(
     client: Client, slack: FakeSlack, change: str, status: int
@@ -283,6 +283,10 @@ def test_a_request_that_does_not_hold_changes_nothing(
         payload["container"]["message_ts"] = "1.000"
     elif change == "not a press":
         payload["type"] = "view_submission"
+    elif change == "user not an object":
+        payload["user"] = "U123"
+    elif change == "action not an object":
+        payload["actions"] = ["press"]
     else:
         payload["actions"][0]["value"] = "{not json"
     response = signed_post(client, payload, **kw)
@@ -328,3 +332,17 @@ def test_the_questions_page_lists_where_it_was_sent_and_each_attempt(logged_in: 
     assert "Sent to people" in html
     assert 'by slack to <span class="target">#agents</span>' in html
     assert "failed: Slack said ratelimited" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deny_press_on_an_approval_denies_it_saying_who(client: Client, slack: FakeSlack) -> None:
+    payload = {"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}
+    approval = Question.ask(
+        asker=None, asker_name="host", text="May it run Bash?", options=[], kind="approval", payload=payload
+    )[0]
+    dispatch()
+    assert signed_post(client, press(approval, "deny")).status_code == 200
+    assert Question.objects.get(pk=approval.pk).answer.data == {
+        "behavior": "deny",
+        "message": "Denied in Slack by carol.",
+    }
