@@ -229,6 +229,30 @@ async def test_the_timeline_reads_at_a_glance(
     await page.close()
 
 
+# Parts of a card (its reply buttons, its image field) stay inside the screen, off each other, and below the
+# answer box when `below` names it: [selector of the parts, selector of the box or null].
+PARTS_PROBLEMS = """
+(card, [parts, below]) => {
+  const problems = [];
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width) problems.push(["page wider than the screen", width]);
+  const boxes = [...card.querySelectorAll(parts)].map((el) => el.getBoundingClientRect());
+  const floor = below ? card.querySelector(below).getBoundingClientRect().bottom : -Infinity;
+  boxes.forEach((a, i) => {
+    if (a.right > width + 0.5) problems.push(["past the screen", i]);
+    if (a.top < floor - 0.5) problems.push(["over the answer box", i]);
+    boxes.slice(i + 1).forEach((b, j) => {
+      const meet = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+      if (meet) problems.push(["overlap", i, i + j + 1]);
+    });
+  });
+  return problems;
+}
+"""
+REPLIES = [".quick-replies > *", "textarea"]
+IMAGES = [".images-field label, .image-previews li", None]
+
+
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
 async def test_saved_and_recent_replies_are_a_click_or_a_key_away_and_never_send(
     live_server_proc: LiveServer, browser: Browser, width: int, height: int
@@ -259,7 +283,7 @@ async def test_saved_and_recent_replies_are_a_click_or_a_key_away_and_never_send
         await page.keyboard.press(f"Alt+{index + 1}")
         await expect(box).to_have_value(saved)
         await box.fill("Typed by hand: use the blue one")
-        assert await card.evaluate(LAYOUT_PROBLEMS_OF_REPLIES) == []
+        assert await card.evaluate(PARTS_PROBLEMS, REPLIES) == []
         await card.screenshot(path=str(ARTIFACTS / f"replies-card-{width}.png"))
         await card.get_by_role("button", name="Send answer").click()
         assert (await asyncio.wait_for(calls[0], 15)).structured_content == {
@@ -275,27 +299,6 @@ async def test_saved_and_recent_replies_are_a_click_or_a_key_away_and_never_send
         await live_server_proc.answer_via_api(question["id"], "done")
         await asyncio.wait_for(calls[1], 15)
     await page.close()
-
-
-# The reply buttons stay inside the card and off each other and off the answer box.
-LAYOUT_PROBLEMS_OF_REPLIES = """
-(card) => {
-  const problems = [];
-  const width = document.documentElement.clientWidth;
-  if (document.documentElement.scrollWidth > width) problems.push(["page wider than the screen", width]);
-  const chips = [...card.querySelectorAll(".quick-replies > *")].map((el) => el.getBoundingClientRect());
-  const box = card.querySelector("textarea").getBoundingClientRect();
-  chips.forEach((a, i) => {
-    if (a.right > width + 0.5) problems.push(["past the screen", i]);
-    if (a.top < box.bottom - 0.5) problems.push(["over the answer box", i]);
-    chips.slice(i + 1).forEach((b, j) => {
-      const meet = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-      if (meet) problems.push(["overlap", i, i + j + 1]);
-    });
-  });
-  return problems;
-}
-"""
 
 
 PASTE = """
@@ -335,7 +338,7 @@ async def test_a_pasted_screenshot_goes_with_the_answer_and_shows_in_the_history
         loaded = await card.locator(".image-previews img").evaluate_all("(all) => all.map((i) => i.naturalWidth)")
         assert loaded == [1, 1], "each preview shows its image"
         await expect(card.get_by_label("Your answer")).to_have_value("Like this, with the logo cut off")
-        assert await card.evaluate(LAYOUT_PROBLEMS_OF_IMAGES) == []
+        assert await card.evaluate(PARTS_PROBLEMS, IMAGES) == []
         await card.screenshot(path=str(ARTIFACTS / f"images-card-{width}.png"))
         assert (await live_server_proc.wait_for_question(text))["status"] == "pending", "pasting sends nothing"
 
@@ -352,26 +355,6 @@ async def test_a_pasted_screenshot_goes_with_the_answer_and_shows_in_the_history
     assert await thumbnails.first.evaluate("(img) => img.complete && img.naturalWidth") == 1, "the image loads"
     await assert_fits(page, "history-images", width)
     await page.close()
-
-
-# The image field's text and thumbnails stay inside the screen and off each other.
-LAYOUT_PROBLEMS_OF_IMAGES = """
-(card) => {
-  const problems = [];
-  const width = document.documentElement.clientWidth;
-  if (document.documentElement.scrollWidth > width) problems.push(["page wider than the screen", width]);
-  const parts = [...card.querySelectorAll(".images-field label, .image-previews li")]
-    .map((el) => el.getBoundingClientRect());
-  parts.forEach((a, i) => {
-    if (a.right > width + 0.5) problems.push(["past the screen", i]);
-    parts.slice(i + 1).forEach((b, j) => {
-      const meet = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-      if (meet) problems.push(["overlap", i, i + j + 1]);
-    });
-  });
-  return problems;
-}
-"""
 
 
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (1440, 900)])
@@ -444,7 +427,7 @@ async def test_a_card_says_who_else_is_asked_and_when_and_a_failing_channel_says
         steps = card.locator(".next-steps")
         await expect(steps).to_contain_text("Slack: sent · e-mail at ")
         await expect(steps).to_contain_text("(in 10 min)")
-        assert await card.evaluate(LAYOUT_PROBLEMS_OF_REPLIES) == []
+        assert await card.evaluate(PARTS_PROBLEMS, REPLIES) == []
         await card.screenshot(path=str(ARTIFACTS / f"notify-card-{width}.png"))
 
         slack.errors["chat.postMessage"] = "channel_not_found"
