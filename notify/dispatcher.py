@@ -46,10 +46,12 @@ def wake() -> None:
 
 def claim_due(now: Any = None) -> list[Delivery]:
     now = now or timezone.now()
-    # A step left claimed by a worker that went away while sending it is due again.
-    Delivery.objects.filter(status=Status.SENDING, claimed_at__lt=now - timedelta(seconds=STALE_SECONDS)).update(
-        status=Status.DUE
-    )
+    # A step left claimed by a worker that went away while sending it is due again. Looked for now and then,
+    # not at every poll: an UPDATE a second would take SQLite's write lock for nothing.
+    if time.monotonic() - runtime.stale_checked_at > STALE_SECONDS / 4:
+        runtime.stale_checked_at = time.monotonic()
+        stale = now - timedelta(seconds=STALE_SECONDS)
+        Delivery.objects.filter(status=Status.SENDING, claimed_at__lt=stale).update(status=Status.DUE)
     due = Delivery.objects.filter(status=Status.DUE, due_at__lte=now).order_by("due_at", "id")[:BATCH]
     return [delivery for delivery in due if delivery.claim()]
 

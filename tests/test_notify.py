@@ -22,6 +22,7 @@ from django.utils import timezone
 from core import runtime
 from lifecycle.models import AgentSession
 from notify import dispatcher, health, policy
+from notify import runtime as nf_runtime
 from notify.models import Delivery, DeliveryAttempt, NotifyPolicy, Purpose, Status
 from questions.models import Question
 from tests.fakes import FakeSlack, MailSink, fake_slack, mail_sink, slack_signature
@@ -346,3 +347,17 @@ def test_a_deny_press_on_an_approval_denies_it_saying_who(client: Client, slack:
         "behavior": "deny",
         "message": "Denied in Slack by carol.",
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_left_claimed_by_a_worker_that_went_away_is_sent_by_another(slack: FakeSlack) -> None:
+    question = ask()
+    step = Delivery.objects.get(question=question, channel="slack")
+    assert step.claim()  # a worker took it, and died before sending
+    Delivery.objects.filter(pk=step.pk).update(
+        claimed_at=timezone.now() - timedelta(seconds=dispatcher.STALE_SECONDS + 1)
+    )
+    nf_runtime.stale_checked_at = float("-inf")
+    assert dispatch() == 1
+    assert Delivery.objects.get(pk=step.pk).status == Status.SENT
+    assert len(slack.calls_of("chat.postMessage")) == 1
