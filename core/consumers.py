@@ -11,6 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from core import runtime
+from core.compat.daphne import SOCKET_CLOSED
 from core.limits import MAX_MESSAGE_BYTES, size_of
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,11 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
                 MAX_MESSAGE_BYTES,
             )
             return
-        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        try:
+            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        except SOCKET_CLOSED:
+            # The page went away while this push was on its way: nothing to tell it any more.
+            logger.debug("Not sent to %s: the socket had closed", self.scope.get("path"))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # Pages send nothing we act on: answers go through HTMX POSTs, with CSRF.

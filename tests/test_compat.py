@@ -139,3 +139,14 @@ def test_channels_redis_names_a_groups_key_and_host() -> None:
     layer = RedisChannelLayer(hosts=[{"address": "redis://127.0.0.1:6379"}], prefix="asgi")
     assert channels_layers.group_key(layer, "question-1") == b"asgi:group:question-1"
     assert channels_layers.host_of(layer, "question-1") == 0
+
+
+def test_daphne_a_send_on_a_closed_socket_raises_autobahns_disconnected() -> None:
+    from autobahn.websocket.protocol import WebSocketProtocol
+
+    from core.compat.daphne import SOCKET_CLOSED
+
+    protocol = WebSocketProtocol()
+    protocol.state = WebSocketProtocol.STATE_CLOSED
+    with pytest.raises(SOCKET_CLOSED):
+        protocol.sendMessage(b"a push after the page went away")  # type: ignore[no-untyped-call]

@@ -13,6 +13,7 @@ from django.contrib.auth.models import AnonymousUser, User
 
 from core import db
 from core.broadcast import DASHBOARD_GROUP
+from core.compat.daphne import SOCKET_CLOSED
 from dashboard.consumers import DashboardConsumer
 from lifecycle.models import LifecycleEvent
 from questions.models import CancelReason, Question
@@ -138,3 +139,18 @@ async def test_a_push_does_not_wait_for_the_database_thread() -> None:
     assert time.monotonic() - started < 1.5
     await busy
     await communicator.disconnect()
+
+
+async def test_a_push_to_a_socket_that_just_closed_is_dropped_quietly() -> None:
+    """daphne raises on a send after the close; a push on its way as a page goes away is nothing to log."""
+    consumer = DashboardConsumer()
+    consumer.scope = {"type": "websocket", "path": "/ws/dashboard/"}
+    sent: list[dict[str, object]] = []
+
+    async def closed(message: dict[str, object]) -> None:
+        sent.append(message)
+        raise SOCKET_CLOSED[0]("Attempt to send on a closed protocol")
+
+    consumer.base_send = closed
+    await consumer.send(text_data="<p>too late</p>")
+    assert sent == [{"type": "websocket.send", "text": "<p>too late</p>"}]

@@ -260,12 +260,24 @@ async def test_deeply_nested_tool_arguments_get_a_parse_error_and_ask_nothing(li
     assert "Traceback" not in live_server_proc.log()
 
 
+# An answer may carry images (issue 29): its route takes the usual body and four of the largest, in base64.
+ANSWER_LIMIT = 1024 * 1024 + 4 * (5 * 1024 * 1024 * 4 // 3 + 4)
+LIMITS = {
+    "/api/mcp-answer": (
+        ANSWER_LIMIT,
+        "HOOKBRIDGE_MAX_BODY_BYTES with HOOKBRIDGE_MAX_IMAGES times HOOKBRIDGE_MAX_IMAGE_BYTES",
+    ),
+    "/api/sessions": (1024 * 1024, "HOOKBRIDGE_MAX_BODY_BYTES"),
+}
+
+
 @pytest.mark.parametrize(("path", "scope"), [("/api/mcp-answer", "answer"), ("/api/sessions", "agent")])
 async def test_the_json_api_refuses_deep_nan_and_oversized_bodies_as_json(
     live_server_proc: LiveServer, path: str, scope: str
 ) -> None:
     token = live_server_proc.tokens["answer-bot"] if scope == "answer" else live_server_proc.tokens["agent-a"]
-    huge = b'{"pad": "' + b"x" * (2 * 1024 * 1024) + b'"}'
+    limit, named = LIMITS[path]
+    huge = b'{"pad": "' + b"x" * (limit + 1024) + b'"}'
 
     async def chunks() -> Any:
         yield huge[:1000]
@@ -282,10 +294,7 @@ async def test_the_json_api_refuses_deep_nan_and_oversized_bodies_as_json(
     assert nan.json()["error"] == "name: NaN is not a JSON number; send a finite number or null"
     for response in (sized, chunked):
         assert response.status_code == 413
-        assert response.json() == {
-            "error": "body: is larger than 1048576 bytes (HOOKBRIDGE_MAX_BODY_BYTES)",
-            "field": "body",
-        }
+        assert response.json() == {"error": f"body: is larger than {limit} bytes ({named})", "field": "body"}
     assert "Traceback" not in live_server_proc.log()
 
 

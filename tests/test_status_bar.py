@@ -60,7 +60,7 @@ def test_an_agent_waiting_on_a_person_says_so_before_what_it_last_reported(logge
     left.agent_stopped_waiting("the connection to the agent closed")  # nobody waits on it now
 
     bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
-    assert '2 agents at work · <span class="waiting-count">1 waiting on you</span>' in bar
+    assert '2 agents<span class="at-work"> at work</span> · <span class="waiting-count">1 waiting on you</span>' in bar
     row_a = bar.split("<li", 3)[1] if "agent-a" in bar.split("<li", 3)[1] else bar.split("<li", 3)[2]
     assert 'class="waits"' in row_a
     assert f'<a class="badge waiting" href="/questions/{first.pk}/">waiting on you</a>' in row_a, "its oldest"

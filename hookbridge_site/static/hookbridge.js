@@ -482,7 +482,6 @@ function offerReplies(root) {
       const words = document.createElement("span");
       words.textContent = reply.text.length > 40 ? `${reply.text.slice(0, 39)}…` : reply.text;
       button.append(key, " ", words);
-      button.setAttribute("aria-label", `Put in the ${reply.kind === "saved" ? "saved" : "recent"} reply: ${reply.text.slice(0, 80)}`);
       button.addEventListener("click", () => putReply(field, reply.text));
       bar.append(button);
     });
