@@ -7,17 +7,18 @@ PORT ?=
 
 .PHONY: serve test lint install install-dev system-deps ts-deps claude-code-deps bench bench-peers soak test-newest-python test-fast
 
-# Quiet, but never silent: a person watching `make serve` on a fresh machine is told what takes the time.
+# Quiet, but never silent: a person watching `make serve` on a fresh machine is told what takes the time
+# (-qq: pip's errors still show; setuptools' notes on an editable build do not bury the banner).
 $(VENV)/.installed: pyproject.toml
 	@echo "Installing Hook Bridge into $(VENV) (about a minute on a fresh machine)…"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	@$(PY) -m pip install -q --disable-pip-version-check -e .
+	@$(PY) -m pip install -qq --disable-pip-version-check -e .
 	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
 	@echo "Installing the development tools into $(VENV)…"
-	@$(PY) -m pip install -q --disable-pip-version-check -e ".[dev]"
+	@$(PY) -m pip install -qq --disable-pip-version-check -e ".[dev]"
 	@touch $@
 
 install: $(VENV)/.installed
