@@ -212,6 +212,9 @@ async def test_the_timeline_reads_at_a_glance(
     page = await browser.new_page(viewport={"width": width, "height": height}, color_scheme=scheme)  # type: ignore[arg-type]
     await log_in(page, live_server_proc)
     await page.goto(f"{live_server_proc.url}/sessions/{busy_session}/")
+    # The page's socket sends its state on connect, swapping the timeline: measured before that, the drawing
+    # measured could be the one swapped away (CI read a detached label's empty style).
+    await expect(page.locator("body[data-synced]")).to_have_count(1, timeout=15_000)
     svg = page.locator("svg.timeline")
     await expect(svg).to_be_visible()
     assert await svg.evaluate(TIMELINE_PROBLEMS) == [], f"{width} px, {scheme}"
