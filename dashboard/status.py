@@ -51,16 +51,17 @@ def context() -> dict[str, Any]:
     return {"agents_now": agents_now, "hosts_now": hosts_now, "waiting_agents": waiting_agents}
 
 
-def push() -> list[broadcast.Push]:
-    html = render_to_string("dashboard/status_bar.html#status-bar", {**context(), "oob": True})
+def push(*, only_with_rows: bool = False) -> list[broadcast.Push]:
+    """The bar as it now is; `only_with_rows`: nothing when no agent is on it (a question's change marks none)."""
+    bar = context()
+    if only_with_rows and not bar["agents_now"] and not bar["hosts_now"]:
+        return []
+    html = render_to_string("dashboard/status_bar.html#status-bar", {**bar, "oob": True})
     return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
 
 
 def push_marks() -> list[broadcast.Push]:
-    """The bar again for a question's change, which marks a row or none: with no agent on the bar, no push."""
-    if not LifecycleEvent.latest_per_agent(limit=1) and not AgentSession.hosts_at_work(limit=1):
-        return []
-    return push()
+    return push(only_with_rows=True)
 
 
 def changed() -> None:

@@ -71,9 +71,14 @@ def schedule(question: Question) -> list[Delivery]:
     return Delivery.objects.bulk_create(rows, ignore_conflicts=True)
 
 
+def any_channel() -> bool:
+    """Whether this process can reach anyone: without a channel set up, an ask or an answer costs no query here."""
+    return slack.configured() or email.configured() or webhook.configured()
+
+
 @receiver(signals.question_asked)
 def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: Any) -> None:
-    if not new:
+    if not new or not any_channel():
         return
     try:
         if schedule(question):
@@ -85,6 +90,9 @@ def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: 
 
 @receiver(signals.question_resolved)
 def question_resolved(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
+    # Steps exist only where a channel is set up (schedule writes none otherwise): the answer path stays as it was.
+    if not any_channel():
+        return
     try:
         Delivery.after_question_ended(question_id)
         wake()
