@@ -119,6 +119,14 @@ def keep_running(name: str, start: Callable[[], Coroutine[Any, Any, None]]) -> b
     return True
 
 
+# --- the cycle collector's bookkeeping (core.collector) -----------------------------
+# Connections open in this process now, and those that ended after living a second or more since
+# the frozen objects' garbage was last reclaimed; when that was (monotonic), and the wait before the next.
+collector_open = 0
+collector_ended = 0
+collector_last_reclaim: float | None = None
+collector_interval = 30.0
+
 # --- whether this process is a web server (core.broadcast.bind_server_loop) ------------------
 # False in mcp_stdio, which binds a loop for its pushes but serves no pages: links it writes name
 # the running `serve` instead (core.presence.public_url).

@@ -19,9 +19,10 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from claudecode import endpoint as claude_hooks  # noqa: E402
-from core import broadcast, runtime  # noqa: E402
+from core import broadcast, collector, runtime  # noqa: E402
 from core.asgi_handler import HookBridgeASGIHandler  # noqa: E402
 from core.asgi_io import headers_only_for_head  # noqa: E402
+from core.compat.anyio_tasks import free_cancelled_tasks  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
@@ -32,6 +33,7 @@ from questions import sweeper  # noqa: E402
 from tokens.websocket import BearerTokenAuth  # noqa: E402
 
 runtime.tune_thread_switching()
+free_cancelled_tasks()
 django_asgi_app = HookBridgeASGIHandler()
 mcp_app = MCPRouter(build_http_app)
 
@@ -40,6 +42,7 @@ async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
     broadcast.bind_server_loop()
     sweeper.ensure_running()
     dispatcher.ensure_running()
+    collector.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)
     elif scope["path"].rstrip("/") == claude_hooks.PATH:
@@ -48,7 +51,7 @@ async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 
 
-http_router = headers_only_for_head(route_http)
+http_router = collector.counting_connections(headers_only_for_head(route_http))
 
 websocket_urlpatterns = dashboard_websockets + lifecycle_websockets + hook_websockets
 
@@ -56,9 +59,11 @@ application = ProtocolTypeRouter(
     {
         "http": http_router,
         # A bearer token (programs) needs no Origin check; a session cookie (browsers) does.
-        "websocket": BearerTokenAuth(
-            token_app=URLRouter(websocket_urlpatterns),
-            cookie_app=AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": collector.counting_connections(
+            BearerTokenAuth(
+                token_app=URLRouter(websocket_urlpatterns),
+                cookie_app=AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            )
         ),
     }
 )

@@ -291,6 +291,8 @@ HOOKBRIDGE_WAIT_SLICE = required_seconds("HOOKBRIDGE_WAIT_SLICE", 2.0)
 # new calls a second spent most of its time re-reading and sent response headers seconds
 # late (bench/agents.py: p50 2.2 s -> 32 ms at 2,000 calls with 50).
 HOOKBRIDGE_REREADS_PER_SECOND = env_int("HOOKBRIDGE_REREADS_PER_SECOND", 50)
+# What has lived a second leaves the cycle collector's scans (core.collector); 0 keeps Python's own.
+HOOKBRIDGE_GC_FREEZE = env_bool("HOOKBRIDGE_GC_FREEZE", True)
 HOOKBRIDGE_MAX_QUESTION_LENGTH = env_int("HOOKBRIDGE_MAX_QUESTION_LENGTH", 20_000)
 HOOKBRIDGE_MAX_ANSWER_LENGTH = env_int("HOOKBRIDGE_MAX_ANSWER_LENGTH", 20_000)
 HOOKBRIDGE_MAX_OPTIONS = env_int("HOOKBRIDGE_MAX_OPTIONS", 20)

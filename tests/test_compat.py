@@ -14,7 +14,7 @@ from django.core.handlers.asgi import ASGIHandler
 from mcp.server.mcpserver import MCPServer
 from mcp.types import SetLevelRequestParams
 
-from core.compat import asgiref, channels_layers, django_asgi, mcp_sdk
+from core.compat import anyio_tasks, asgiref, channels_layers, django_asgi, mcp_sdk
 from core.redis_layer import RedisChannelLayer
 
 
@@ -150,3 +150,44 @@ def test_daphne_a_send_on_a_closed_socket_raises_autobahns_disconnected() -> Non
     protocol.state = WebSocketProtocol.STATE_CLOSED
     with pytest.raises(SOCKET_CLOSED):
         protocol.sendMessage(b"a push after the page went away")  # type: ignore[no-untyped-call]
+
+
+def test_anyio_task_handles_run_their_coroutine_and_keep_its_exception() -> None:
+    from anyio._core._tasks import TaskHandle
+
+    assert inspect.iscoroutinefunction(TaskHandle._run_coro)
+    assert "_exception" in TaskHandle.__slots__
+
+
+def test_anyio_a_cancelled_task_is_freed_without_the_cycle_collector() -> None:
+    import gc
+    import weakref
+
+    import anyio
+
+    anyio_tasks.free_cancelled_tasks()
+
+    class Marker:
+        pass
+
+    held: list[weakref.ref[Marker]] = []
+
+    async def wait_for_ever() -> None:
+        marker = Marker()
+        held.append(weakref.ref(marker))
+        await anyio.sleep_forever()
+
+    async def hang_up() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait_for_ever)
+            await anyio.sleep(0.01)
+            group.cancel_scope.cancel()
+
+    gc.collect()
+    gc.disable()  # only reference counting may free it
+    try:
+        anyio.run(hang_up)
+        assert len(held) == 1
+        assert held[0]() is None
+    finally:
+        gc.enable()

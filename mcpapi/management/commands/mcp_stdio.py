@@ -32,6 +32,7 @@ from mcp_types.jsonrpc import JSONRPCNotification
 
 from core import broadcast, commands, runtime
 from core.compat import mcp_sdk
+from core.compat.anyio_tasks import free_cancelled_tasks
 from mcpapi import calls, claude_config, toolsets
 from mcpapi import runtime as mcp_state
 from mcpapi.jsonrpc import jsonrpc_problem
@@ -178,6 +179,7 @@ class Command(commands.Command):
 
     def handle(self, *args: Any, token: str, **options: Any) -> None:
         runtime.tune_thread_switching()
+        free_cancelled_tasks()
         try:
             sets = toolsets.parse(options["toolsets"])
         except toolsets.UnknownToolset as exc:
