@@ -33,11 +33,15 @@ def header(scope: Scope, name: bytes) -> str:
     return ""
 
 
-async def send_json(send: Send, status: int, payload: Any, *, allow: bytes | None = None) -> None:
+async def send_json(
+    send: Send, status: int, payload: Any, *, allow: bytes | None = None, www_authenticate: bytes | None = None
+) -> None:
     body = json.dumps(payload, ensure_ascii=False).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if allow is not None:
         headers.append((b"allow", allow))
+    if www_authenticate is not None:
+        headers.append((b"www-authenticate", www_authenticate))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

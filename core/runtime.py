@@ -126,6 +126,8 @@ collector_open = 0
 collector_ended = 0
 collector_last_reclaim: float | None = None
 collector_interval = 30.0
+collector_ended_before = 0  # `collector_ended` at the last tick: none ended since, when equal
+collector_due_since: float | None = None  # when a reclaim became due, while it waits for a quiet second
 
 # --- whether this process is a web server (core.broadcast.bind_server_loop) ------------------
 # False in mcp_stdio, which binds a loop for its pushes but serves no pages: links it writes name

@@ -83,11 +83,13 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",
     "channels",
     "django_htmx",
     "csp",
     "servestatic",
     "template_partials",
+    "oauth2_provider",
     # Bottom to top (docs/architecture.md); import-linter holds the order.
     "core.apps.CoreConfig",
     "tokens",
@@ -347,6 +349,32 @@ HOOKBRIDGE_MCP_ALLOWED_ORIGINS: list[str] = env_list(
     "HOOKBRIDGE_MCP_ALLOWED_ORIGINS",
     ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
 )
+
+# Signing in the MCP way (tokens.oauth): django-oauth-toolkit is the authorization server.
+# Clients register themselves (RFC 7591: Claude Code and the SDKs do, with no secret), send
+# people to the login and consent pages, and get tokens bound to this server's /mcp (RFC 8707).
+OAUTH2_PROVIDER = {
+    "SCOPES": {"mcp": "Ask questions, wait for answers and report progress, as you"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,  # S256 only, never "plain"
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("HOOKBRIDGE_OAUTH_ACCESS_SECONDS", 3600, minimum=60),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("HOOKBRIDGE_OAUTH_REFRESH_SECONDS", 30 * 86400, minimum=60),
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    # Native clients listen on a loopback port of their own choosing (RFC 8252 7.3).
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "REQUEST_APPROVAL_PROMPT": "force",  # every grant is a person's deliberate act on the consent page
+}
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 
 # Behind a TLS-terminating proxy (docs/deploy.md): trust its X-Forwarded-Proto and X-Forwarded-For.
 HOOKBRIDGE_TRUST_PROXY_HEADERS = env_bool("HOOKBRIDGE_TRUST_PROXY_HEADERS", False)

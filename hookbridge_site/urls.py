@@ -16,4 +16,5 @@ urlpatterns = [
     path("", include("hooks.urls")),
     path("", include("tokens.urls")),
     path("", include("notify.urls")),
+    path("", include("tokens.oauth_urls")),
 ]

@@ -35,8 +35,9 @@ from mcpapi.mounts import ASGIApp, MCPMount, install_shutdown_trigger
 from questions import asking
 from questions.models import Question
 from tokens import cache as token_cache
+from tokens import oauth
 from tokens.auth import parse_bearer
-from tokens.models import AgentToken
+from tokens.models import TOKEN_PREFIX, AgentToken
 from tokens.models import Scope as TokenScope
 
 logger = logging.getLogger(__name__)
@@ -70,10 +71,9 @@ class MCPRouter:
             new_session_id = None
             if scope["type"] == "http" and scope["method"] == "POST":
                 body, messages = await self._checked_post(scope, receive, sets, version, handshake_session)
-                if token is not None:
-                    await _route_cancellations(token, messages)
-                    if jsonrpc.is_initialize(messages):
-                        new_session_id = calls.issue_session_id(token.pk)
+                await _route_cancellations(token, messages)
+                if jsonrpc.is_initialize(messages):
+                    new_session_id = calls.issue_session_id(token.pk)
                 receive = _replay(body, receive)
         except Refused as refused:
             await send_json(send, refused.status, refused.body, **refused.headers)
@@ -154,32 +154,48 @@ def _sets(scope: Scope) -> tuple[str, ...]:
         raise Refused(404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)}) from None
 
 
-async def _authenticate(scope: Scope) -> AgentToken | None:
-    """The request's agent token, looked up once (the SDK's verifier reuses it); None without one."""
+def _unauthenticated(scope: Scope, description: str, error: str = "") -> Refused:
+    """401 with where to sign in (RFC 9728): the metadata of the very endpoint the client called."""
+    scheme, host = oauth.scheme_and_host(scope.get("scheme", "http"), scope["headers"])
+    base = oauth.base_url(scheme, host)
+    challenge = oauth.challenge(base, scope["path"].rstrip("/"), error=error)
+    body = {"error": error or "invalid_request", "error_description": description}
+    return Refused(401, body, www_authenticate=challenge.encode("latin-1", "replace"))
+
+
+async def _authenticate(scope: Scope) -> AgentToken:
+    """The request's agent, looked up once (the SDK's verifier reuses it): a static token or an OAuth grant's."""
     raw = parse_bearer(header(scope, b"authorization"))
     if not raw:
-        return None
+        raise _unauthenticated(
+            scope, "Sign in: send 'Authorization: Bearer <token>', a Hook Bridge token or one from its OAuth server."
+        )
     try:
-        token = await token_cache.authenticate(raw)
+        if raw.startswith(TOKEN_PREFIX):
+            token = await token_cache.authenticate(raw)
+        else:
+            scheme, host = oauth.scheme_and_host(scope.get("scheme", "http"), scope["headers"])
+            resource = oauth.base_url(scheme, host) + scope["path"].rstrip("/")
+            token = await database_sync_to_async(oauth.authenticate)(raw, resource)
     except DatabaseError:
         logger.exception("The database is unreachable")
         raise Refused(
             503, jsonrpc.error_body(-32603, "Hook Bridge cannot reach its database right now; try again shortly.")
         ) from None
-    if token is not None and token.scope != TokenScope.AGENT:
+    if token is None:
+        raise _unauthenticated(scope, "The token is unknown, revoked, expired or for another server.", "invalid_token")
+    if token.scope != TokenScope.AGENT:
         message = f"Token '{token.name}' has scope '{token.scope}'; MCP tools need a token with scope 'agent'."
         raise Refused(403, jsonrpc.error_body(-32600, message))
     calls.verified_token.set((raw, token))
     return token
 
 
-def _connection(scope: Scope, token: AgentToken | None) -> tuple[Scope, bool]:
+def _connection(scope: Scope, token: AgentToken) -> tuple[Scope, bool]:
     """The scope without its Mcp-Session-Id (verified, and noted as the call's connection); whether it had one.
 
     A connection that began with initialize is the handshake era's: only the handshake's versions.
     """
-    if token is None:
-        return scope, False
     if scope["method"] in ("GET", "DELETE"):
         # Stateless: there is no stream to offer and no session to end (the spec's 405).
         raise Refused(405, jsonrpc.error_body(-32600, "Only POST is served here"), allow=b"POST")

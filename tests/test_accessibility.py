@@ -20,7 +20,7 @@ SCREENS: list[tuple[int, int, Literal["light", "dark"]]] = [
     (390, 844, "light"),
     (1440, 900, "dark"),
 ]
-PAGE_NAMES = ["dashboard", "question", "history", "sessions", "session", "hook-runs", "replies"]
+PAGE_NAMES = ["dashboard", "question", "history", "sessions", "session", "hook-runs", "replies", "agents"]
 AXE = ROOT / "tests" / "ts" / "node_modules" / "axe-core" / "axe.min.js"
 
 
@@ -93,6 +93,7 @@ async def test_every_page_passes_axe(live_server_proc: LiveServer, browser: Brow
                     f"/sessions/{guid}/",
                     "/hooks/runs/",
                     "/replies/",
+                    "/agents/",
                 ]
                 for index, path in enumerate(paths):
                     await page.goto(f"{live_server_proc.url}{path}")

@@ -22,10 +22,12 @@ class Node:
 
 @pytest.fixture(autouse=True)
 def counters() -> Iterator[None]:
-    names = ("collector_open", "collector_ended", "collector_last_reclaim", "collector_interval")
+    names = ("collector_open", "collector_ended", "collector_last_reclaim", "collector_interval",
+             "collector_ended_before", "collector_due_since")  # fmt: skip
     saved = [getattr(runtime, name) for name in names]
-    runtime.collector_open = runtime.collector_ended = 0
+    runtime.collector_open = runtime.collector_ended = runtime.collector_ended_before = 0
     runtime.collector_last_reclaim, runtime.collector_interval = None, collector.MIN_INTERVAL
+    runtime.collector_due_since = None
     yield
     for name, value in zip(names, saved, strict=True):
         setattr(runtime, name, value)
@@ -70,6 +72,7 @@ def test_frozen_garbage_outlives_a_full_collection() -> None:
 def test_it_reclaims_once_ended_connections_outnumber_open_ones() -> None:
     ref = frozen_cycle()
     end_connections(collector.MIN_ENDED, still_open=collector.MIN_ENDED - 1)
+    assert collector.tick() == "froze"  # they ended in this very second: more may be ending
 
     assert collector.tick() == "reclaimed"
 
@@ -96,13 +99,14 @@ def test_it_waits_for_enough_ended_connections_on_a_quiet_server() -> None:
 
 def test_a_reclaim_that_found_little_waits_twice_as_long_for_the_next(clock: list[float]) -> None:
     gc.collect()
-    collector.tick()  # the test process's objects, which all live on, frozen
     end_connections(collector.MIN_ENDED, still_open=0)
+    collector.tick()  # the test process's objects, which all live on, frozen
     assert collector.tick() == "reclaimed"
     assert runtime.collector_interval == 2 * collector.MIN_INTERVAL
 
     clock[0] += collector.MIN_INTERVAL
     end_connections(collector.MIN_ENDED, still_open=0)
+    collector.tick()
     assert collector.tick() == "froze"
 
     clock[0] += collector.MIN_INTERVAL
@@ -110,12 +114,24 @@ def test_a_reclaim_that_found_little_waits_twice_as_long_for_the_next(clock: lis
     assert runtime.collector_interval == 4 * collector.MIN_INTERVAL
 
 
+def test_a_due_reclaim_waits_while_connections_keep_ending_but_not_for_ever(clock: list[float]) -> None:
+    ref = frozen_cycle()
+    for _ in range(int(collector.MAX_DELAY)):
+        end_connections(collector.MIN_ENDED, still_open=0)
+        assert collector.tick() == "froze"
+        clock[0] += 1
+
+    end_connections(collector.MIN_ENDED, still_open=0)
+    assert collector.tick() == "reclaimed"
+    assert ref() is None
+
+
 def test_a_reclaim_that_found_much_brings_the_wait_back(clock: list[float]) -> None:
     runtime.collector_last_reclaim, runtime.collector_interval = clock[0] - 600, 600.0
     garbage = [Node() for _ in range(len(gc.get_objects()) // 5)]  # a fifth of what the process tracks
+    end_connections(collector.MIN_ENDED, still_open=0)
     collector.tick()
     del garbage
-    end_connections(collector.MIN_ENDED, still_open=0)
 
     assert collector.tick() == "reclaimed"
 

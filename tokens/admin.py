@@ -11,16 +11,27 @@ from tokens.models import AgentToken
 
 @admin.register(AgentToken)
 class AgentTokenAdmin(admin.ModelAdmin[AgentToken]):
-    list_display = ["name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "is_active"]
-    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter), "created_at"]
-    search_fields = ["name", "prefix"]
-    readonly_fields = ["prefix", "created_at", "last_used_at"]
+    list_display = ["name", "scope", "user", "oauth_client", "prefix", "created_at", "last_used_at", "is_active"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter), ("oauth_client", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "prefix", "user__username"]
+    list_select_related = ["user", "oauth_client"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "user", "oauth_client"]
     actions = ["revoke"]
 
     def get_fields(self, request: HttpRequest, obj: AgentToken | None = None) -> list[Any]:
         if obj is None:
             return ["name", "scope", "expires_at"]
-        return ["name", "scope", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"]
+        return [
+            "name",
+            "scope",
+            "user",
+            "oauth_client",
+            "prefix",
+            "created_at",
+            "last_used_at",
+            "expires_at",
+            "revoked_at",
+        ]
 
     @admin.display(boolean=True, description="Active")
     def is_active(self, obj: AgentToken) -> bool:
@@ -37,5 +48,5 @@ class AgentTokenAdmin(admin.ModelAdmin[AgentToken]):
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[AgentToken]) -> None:
         for token in queryset:
-            token.revoke()
+            token.disconnect()  # a signed-in client's OAuth tokens too
         self.message_user(request, f"Revoked {queryset.count()} token(s).", messages.SUCCESS)

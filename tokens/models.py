@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 
-from django.db import models
+from django.conf import settings
+from django.db import models, transaction
 from django.utils import timezone
 
 from core import jsonapi
@@ -50,6 +52,18 @@ class AgentToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.AGENT)
+    # Whose it is: the person who made it on their page, or who approved the OAuth client it stands for.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="agent_tokens"
+    )
+    # Set for the agent a person signed in the MCP way (tokens.oauth): that client's grant, not a secret of ours.
+    oauth_client = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="agent_tokens",
+    )
 
     objects = AgentTokenQuerySet.as_manager()
 
@@ -65,7 +79,7 @@ class AgentToken(models.Model):
 
     @classmethod
     def issue(
-        cls, name: str, *, scope: str = Scope.AGENT, expires_at: datetime | None = None
+        cls, name: str, *, scope: str = Scope.AGENT, expires_at: datetime | None = None, user: Any = None
     ) -> tuple[AgentToken, str]:
         """Create a token; the raw value is returned once and never stored."""
         name = name.strip()
@@ -77,7 +91,7 @@ class AgentToken(models.Model):
             raise ValueError(problem)
         if scope not in Scope.values:
             raise ValueError(f"scope must be one of {', '.join(Scope.values)}")
-        token = cls(name=name, scope=scope, expires_at=expires_at)
+        token = cls(name=name, scope=scope, expires_at=expires_at, user=user)
         raw = token.set_new_secret()
         token.save()
         return token, raw
@@ -95,14 +109,54 @@ class AgentToken(models.Model):
         token = cls.objects.active().filter(token_hash=digest(raw_token)).first()
         if token is None:
             return None
+        token.mark_used()
+        return token
+
+    def mark_used(self) -> None:
         now = timezone.now()
-        if token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION:
+        if self.last_used_at is None or now - self.last_used_at > LAST_USED_PRECISION:
             # At most once a minute: every /mcp request authenticates, and a write
             # per request would queue behind answers for SQLite's write lock.
-            cls.objects.filter(pk=token.pk).update(last_used_at=now)
+            type(self).objects.filter(pk=self.pk).update(last_used_at=now)
+
+    @classmethod
+    def for_oauth_grant(cls, user: Any, client: Any) -> AgentToken:
+        """The agent a person's OAuth client acts as: one per person and client, named after both.
+
+        It has a secret nobody knows, so only the authorization server's access tokens reach it;
+        questions, sessions, limits and isolation then work as for any other agent token.
+        """
+        mine = cls.objects.filter(user=user, oauth_client=client, revoked_at__isnull=True).order_by("created_at")
+        token = mine.first()
+        if token is not None:
+            return token
+        # Two first calls at once (a client's parallel requests) must not make two agents: the
+        # client's row is locked while one looks again and creates.
+        with transaction.atomic():
+            type(client).objects.select_for_update().filter(pk=client.pk).first()
+            token = mine.first()
+            if token is None:
+                token = cls(name=f"{user.get_username()}'s {client.name or 'agent'}"[:NAME_LENGTH], user=user)
+                token.oauth_client = client
+                token.set_new_secret()
+                token.save()
         return token
 
     def revoke(self) -> None:
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
+
+    def disconnect(self) -> None:
+        """Revoke this agent; for an OAuth grant, every access and refresh token its client holds for the person too."""
+        from oauth2_provider.models import get_access_token_model, get_refresh_token_model
+
+        # All or nothing: a client left with a live refresh token would mint itself a new access token.
+        with transaction.atomic():
+            self.revoke()
+            if self.oauth_client_id is not None and self.user_id is not None:
+                grant = {"user_id": self.user_id, "application_id": self.oauth_client_id}
+                for refresh in get_refresh_token_model().objects.filter(revoked__isnull=True, **grant):
+                    refresh.revoke()
+                for access in get_access_token_model().objects.filter(**grant):
+                    access.revoke()

@@ -8,4 +8,6 @@ app_name = "tokens"
 
 urlpatterns = [
     path("tokens/mine", views.create_for_me, name="create-for-me"),
+    path("agents/", views.connected, name="connected"),
+    path("agents/<int:pk>/disconnect", views.disconnect, name="disconnect"),
 ]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from tokens.models import AgentToken
@@ -19,6 +20,23 @@ def mcp_url(request: HttpRequest) -> str:
 @login_required
 def create_for_me(request: HttpRequest) -> HttpResponse:
     # An agent-scope token, named after the person: it can ask questions and report progress, nothing more.
-    token, raw = AgentToken.issue(f"{request.user.get_username()}'s agent"[:100])
+    token, raw = AgentToken.issue(f"{request.user.get_username()}'s agent"[:100], user=request.user)
     context = {"token": token, "raw": raw, "mcp_url": mcp_url(request)}
     return render(request, "tokens/connect.html#token-created", context)
+
+
+@login_required
+def connected(request: HttpRequest) -> HttpResponse:
+    """The person's agents: tokens they made here and clients they signed in, each with a Disconnect button."""
+    agents = AgentToken.objects.active().filter(user=request.user)  # type: ignore[misc]  # login_required: a User.select_related("oauth_client")
+    return render(request, "tokens/connected.html", {"agents": agents, "mcp_url": mcp_url(request)})
+
+
+@require_POST
+@login_required
+def disconnect(request: HttpRequest, pk: int) -> HttpResponse:
+    # Another person's token is a 404, as if it did not exist.
+    agent = get_object_or_404(AgentToken.objects.active(), pk=pk, user__pk=request.user.pk)
+    agent.disconnect()
+    messages.success(request, f"{agent.name} is disconnected: its next call is refused.")
+    return redirect("tokens:connected")

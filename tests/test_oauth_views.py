@@ -1,0 +1,310 @@
+"""The authorization server (tokens.oauth, tokens.oauth_views): metadata, registration, consent, exchange, refusals."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from oauth2_provider.models import get_access_token_model, get_application_model, get_grant_model
+
+from tokens import oauth
+from tokens.models import AgentToken
+
+pytestmark = pytest.mark.django_db
+
+REDIRECT = "http://127.0.0.1:33418/callback"
+RESOURCE = "http://testserver/mcp"
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def register(client: Client, name: str = "Claude Code") -> dict[str, Any]:
+    body = {
+        "client_name": name,
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
+    response = client.post("/oauth/register/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 201, response.content
+    registered: dict[str, Any] = response.json()
+    return registered
+
+
+def authorization(client_id: str, challenge: str, **changes: str) -> dict[str, str]:
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "s-1",
+        "scope": "mcp",
+        "resource": RESOURCE,
+    }
+    params.update(changes)
+    return {key: value for key, value in params.items() if value != ""}
+
+
+def allow(client: Client, params: dict[str, str]) -> str:
+    """The consent form sent with Allow: the code the client's redirect address receives."""
+    response = client.post("/oauth/authorize/", data={**params, "allow": "Authorize"})
+    assert response.status_code == 302, response.content[:300]
+    query = parse_qs(urlsplit(response["Location"]).query)
+    assert query["state"] == ["s-1"]
+    return query["code"][0]
+
+
+def exchange(client: Client, client_id: str, code: str, verifier: str) -> Any:
+    return client.post(
+        "/oauth/token/",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT,
+            "client_id": client_id,
+            "code_verifier": verifier,
+            "resource": RESOURCE,
+        },
+    )
+
+
+@pytest.fixture
+def signed_in(logged_in: Client) -> tuple[Client, str, str, str]:
+    """A registered client and a code for it: (browser, client_id, code, verifier)."""
+    client_id = register(logged_in)["client_id"]
+    verifier, challenge = pkce()
+    code = allow(logged_in, authorization(client_id, challenge))
+    return logged_in, client_id, code, verifier
+
+
+def test_the_authorization_server_metadata_lists_what_mcp_clients_need(client: Client) -> None:
+    document = client.get("/.well-known/oauth-authorization-server").json()
+
+    assert document["issuer"] == "http://testserver"
+    assert document["authorization_endpoint"] == "http://testserver/oauth/authorize/"
+    assert document["token_endpoint"] == "http://testserver/oauth/token/"
+    assert document["registration_endpoint"] == "http://testserver/oauth/register/"
+    assert document["revocation_endpoint"] == "http://testserver/oauth/revoke/"
+    assert document["code_challenge_methods_supported"] == ["S256"]
+    assert "mcp" in document["scopes_supported"]
+    assert "authorization_code" in document["grant_types_supported"]
+
+
+@pytest.mark.parametrize("path", ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])
+def test_the_protected_resource_metadata_names_this_servers_mcp(client: Client, path: str) -> None:
+    document = client.get(path).json()
+
+    assert document["resource"] == RESOURCE
+    assert document["authorization_servers"] == ["http://testserver"]
+    assert document["scopes_supported"] == ["mcp"]
+
+
+def test_a_tool_set_mount_is_its_own_resource_and_nothing_else_is_one(client: Client) -> None:
+    mount = client.get("/.well-known/oauth-protected-resource/mcp/clifford").json()
+    assert mount["resource"] == "http://testserver/mcp/clifford"
+
+    assert client.get("/.well-known/oauth-protected-resource/admin").status_code == 404
+
+
+def test_a_client_registers_itself_without_a_secret(client: Client) -> None:
+    registered = register(client)
+
+    assert registered["client_id"]
+    assert not registered.get("client_secret")
+    application = get_application_model().objects.get(client_id=registered["client_id"])
+    assert application.client_type == "public"
+    assert application.name == "Claude Code"
+
+
+def test_the_consent_page_needs_a_login(client: Client) -> None:
+    client_id = register(client)["client_id"]
+    params = authorization(client_id, pkce()[1])
+
+    response = client.get("/oauth/authorize/?" + urlencode(params))
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=/oauth/authorize/")
+
+
+def test_the_consent_page_says_who_asks_for_what_and_as_whom(logged_in: Client) -> None:
+    client_id = register(logged_in)["client_id"]
+
+    response = logged_in.get("/oauth/authorize/?" + urlencode(authorization(client_id, pkce()[1])))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'Allow <span class="client-name">Claude Code</span>?' in page
+    assert "<strong>as alice</strong>" in page
+    assert "alice's Claude Code" in page
+    assert REDIRECT in page
+    assert response["X-Frame-Options"] == "DENY"
+
+
+def test_only_the_consent_page_lets_the_browser_on_to_the_clients_address(logged_in: Client) -> None:
+    client_id = register(logged_in)["client_id"]
+    consent = logged_in.get("/oauth/authorize/?" + urlencode(authorization(client_id, pkce()[1])))
+    dashboard = logged_in.get("/")
+
+    def form_action(response: Any) -> list[str]:
+        policy = dict(part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";"))
+        sources: list[str] = policy["form-action"].split()
+        return sources
+
+    assert form_action(consent) == ["'self'", "http://127.0.0.1:33418"]
+    assert form_action(dashboard) == ["'self'"]
+
+
+def test_an_allowed_client_gets_a_token_bound_to_this_servers_mcp(signed_in: tuple[Client, str, str, str]) -> None:
+    browser, client_id, code, verifier = signed_in
+
+    response = exchange(browser, client_id, code, verifier)
+
+    assert response.status_code == 200, response.content
+    issued = response.json()
+    assert issued["refresh_token"]
+    assert issued["scope"] == "mcp"
+    access = get_access_token_model().objects.get(application__client_id=client_id, scope="mcp")
+    assert access.resource == [RESOURCE]
+    agent = oauth.authenticate(issued["access_token"], RESOURCE)
+    assert agent is not None
+    assert agent.name == "alice's Claude Code"
+    assert agent.user is not None
+    assert agent.user.get_username() == "alice"
+    assert oauth.authenticate(issued["access_token"], "http://testserver/mcp/clifford") == agent
+    assert oauth.authenticate(issued["access_token"], "http://other.example/mcp") is None
+    assert oauth.authenticate(issued["access_token"], "http://testserver/api") is None
+
+
+def test_one_person_and_client_are_one_agent(signed_in: tuple[Client, str, str, str]) -> None:
+    browser, client_id, code, verifier = signed_in
+    first = exchange(browser, client_id, code, verifier).json()["access_token"]
+    verifier, challenge = pkce()
+    second = exchange(browser, client_id, allow(browser, authorization(client_id, challenge)), verifier).json()
+
+    assert oauth.authenticate(first, RESOURCE) == oauth.authenticate(second["access_token"], RESOURCE)
+    assert AgentToken.objects.filter(oauth_client__client_id=client_id).count() == 1
+
+
+def test_a_wrong_verifier_gets_nothing(signed_in: tuple[Client, str, str, str]) -> None:
+    browser, client_id, code, _ = signed_in
+
+    response = exchange(browser, client_id, code, pkce()[0])
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_grant"
+    assert not get_access_token_model().objects.filter(scope="mcp").exists()
+
+
+def test_a_missing_verifier_gets_nothing(signed_in: tuple[Client, str, str, str]) -> None:
+    browser, client_id, code, _ = signed_in
+
+    response = exchange(browser, client_id, code, "")
+
+    assert response.status_code == 400
+    assert not get_access_token_model().objects.filter(scope="mcp").exists()
+
+
+def test_a_code_works_once(signed_in: tuple[Client, str, str, str]) -> None:
+    browser, client_id, code, verifier = signed_in
+    assert exchange(browser, client_id, code, verifier).status_code == 200
+
+    again = exchange(browser, client_id, code, verifier)
+
+    assert again.status_code == 400
+    assert again.json()["error"] == "invalid_grant"
+    assert get_access_token_model().objects.filter(scope="mcp").count() == 1
+
+
+def test_without_pkce_no_code_is_issued(logged_in: Client) -> None:
+    client_id = register(logged_in)["client_id"]
+    params = authorization(client_id, "", code_challenge_method="")
+
+    response = logged_in.get("/oauth/authorize/?" + urlencode(params))
+
+    assert response.status_code == 302
+    assert parse_qs(urlsplit(response["Location"]).query)["error"] == ["invalid_request"]
+    assert not get_grant_model().objects.exists()
+
+
+def test_plain_pkce_is_refused_before_and_after_the_consent(logged_in: Client) -> None:
+    client_id = register(logged_in)["client_id"]
+    params = authorization(client_id, pkce()[1], code_challenge_method="plain")
+
+    asked = logged_in.get("/oauth/authorize/?" + urlencode(params))
+    forced = logged_in.post("/oauth/authorize/", data={**params, "allow": "Authorize"})
+
+    for response in (asked, forced):
+        assert response.status_code == 400
+        assert b"code_challenge_method must be S256" in response.content
+    assert not get_grant_model().objects.exists()
+
+
+def test_a_wrong_redirect_address_is_never_redirected_to(logged_in: Client) -> None:
+    client_id = register(logged_in)["client_id"]
+    params = authorization(client_id, pkce()[1], redirect_uri="http://evil.example/callback")
+
+    response = logged_in.get("/oauth/authorize/?" + urlencode(params))
+
+    assert response.status_code == 400
+    assert "evil.example" not in response.get("Location", "")
+    assert not get_grant_model().objects.exists()
+
+
+def test_an_unknown_client_gets_no_code(logged_in: Client) -> None:
+    response = logged_in.get("/oauth/authorize/?" + urlencode(authorization("no-such-client", pkce()[1])))
+
+    assert response.status_code == 400
+    assert not get_grant_model().objects.exists()
+
+
+def test_a_token_for_another_server_is_refused_at_the_consent(logged_in: Client) -> None:
+    client_id = register(logged_in)["client_id"]
+    params = authorization(client_id, pkce()[1], resource="http://other.example/mcp")
+
+    asked = logged_in.get("/oauth/authorize/?" + urlencode(params))
+    forced = logged_in.post("/oauth/authorize/", data={**params, "allow": "Authorize"})
+
+    for response in (asked, forced):
+        assert response.status_code == 400
+        assert b"invalid_target" in response.content
+    assert not get_grant_model().objects.exists()
+
+
+def test_a_revoked_token_no_longer_signs_in(signed_in: tuple[Client, str, str, str]) -> None:
+    browser, client_id, code, verifier = signed_in
+    issued = exchange(browser, client_id, code, verifier).json()
+
+    revoked = browser.post("/oauth/revoke/", data={"token": issued["access_token"], "client_id": client_id})
+
+    assert revoked.status_code == 200
+    assert oauth.authenticate(issued["access_token"], RESOURCE) is None
+
+
+def test_a_deactivated_person_signs_nobody_in(signed_in: tuple[Client, str, str, str]) -> None:
+    browser, client_id, code, verifier = signed_in
+    issued = exchange(browser, client_id, code, verifier).json()
+
+    User.objects.filter(username="alice").update(is_active=False)
+
+    assert oauth.authenticate(issued["access_token"], RESOURCE) is None
+
+
+def test_the_mcp_challenge_says_where_to_sign_in() -> None:
+    assert oauth.challenge("https://hooks.example.com", "/mcp/clifford", error="invalid_token") == (
+        'Bearer error="invalid_token", '
+        'resource_metadata="https://hooks.example.com/.well-known/oauth-protected-resource/mcp/clifford", '
+        'scope="mcp"'
+    )
