@@ -121,6 +121,10 @@ MIDDLEWARE = [
 # Django looks for its security, CSRF and clickjacking middleware by dotted path; ours subclass
 # them, and hookbridge_site.checks runs those checks again for them.
 SILENCED_SYSTEM_CHECKS = ["security.W001", "security.W002", "security.W003"]
+# django-oauth-toolkit allows http redirect addresses for all hosts or none; native clients (Claude
+# Code, the SDKs) receive their code on http://127.0.0.1:<port> (RFC 8252 7.3), so http stays on
+# and tokens.oauth_views refuses plaintext to any other host.
+SILENCED_SYSTEM_CHECKS += ["oauth2_provider.W008"]
 
 # Every page: scripts, styles and images from this server only (htmx is vendored), so markup an
 # agent slips into a question can neither run nor make viewers' browsers fetch anything.
@@ -362,6 +366,7 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
     "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,  # the code comes back with `iss` (RFC 9207)
     "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("HOOKBRIDGE_OAUTH_ACCESS_SECONDS", 3600, minimum=60),
     "REFRESH_TOKEN_EXPIRE_SECONDS": env_int("HOOKBRIDGE_OAUTH_REFRESH_SECONDS", 30 * 86400, minimum=60),
     "ROTATE_REFRESH_TOKEN": True,

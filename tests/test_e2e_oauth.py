@@ -25,6 +25,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.live import PASSWORD, LiveServer, free_port
 from tests.test_accessibility import SMALL_OR_WIDE, serious_violations
+from tests.ts_client import ts_clients
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -89,7 +90,10 @@ class Person:
         url = await asyncio.wait_for(self.arrived, 30)
         query = parse_qs(urlsplit(url).query)
         assert "error" not in query, query
-        return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0])
+        # As a host's listener passes it on: with the issuer the server named (RFC 9207), which the SDK checks.
+        return AuthorizationCodeResult(
+            code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
+        )
 
 
 def metadata(person: Person) -> OAuthClientMetadata:
@@ -213,4 +217,48 @@ async def test_disconnecting_on_the_connected_agents_page_refuses_the_next_call(
     await expect(page.get_by_role("status")).to_contain_text("is disconnected")
 
     assert await mcp_status(server, storage.tokens.access_token) == 401
+    await context.close()
+
+
+async def test_the_typescript_sdk_signs_in_and_asks_as_the_person(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    server = live_server_proc
+    context = await browser.new_context(viewport={"width": 1440, "height": 900})
+    person = Person(await context.new_page(), server, client_name="OpenCode")
+    await person.listen()
+    async with ts_clients() as ts:
+        await ts.send(op="signin", client="a", url=f"{server.url}/mcp", redirectUrl=person.callback_url,
+                      clientName="OpenCode")  # fmt: skip
+        asked = await ts.wait_for(event="authorize", client="a")
+        assert urlsplit(asked["url"]).path == "/oauth/authorize/"
+        assert parse_qs(urlsplit(asked["url"]).query)["code_challenge_method"] == ["S256"]
+        await person.sign_in(asked["url"])
+        await ts.send(op="code", client="a", code=(await person.callback()).code)
+        await ts.wait_for(event="connected", client="a", timeout=30)
+        assert f"as {server.username}" in person.consent_text
+
+        text = "Deploy the TypeScript-signed build?"
+        options = [{"value": "ship", "label": "Ship it"}, {"value": "wait", "label": "Wait"}]
+        await ts.call("a", "k1", "ask_question", {"question": text, "options": options})
+        dashboard = await context.new_page()
+        await dashboard.goto(f"{server.url}/")
+        card = dashboard.locator("article.question", has_text=text)
+        await expect(card).to_contain_text(f"{server.username}'s OpenCode", timeout=10_000)
+        await card.get_by_role("radio", name="Ship it").check()
+        await card.get_by_role("button", name="Send answer").click()
+        outcome = await ts.outcome("k1")
+        assert outcome["event"] == "result", outcome
+        assert outcome["result"]["structuredContent"] == {"answer": "ship"}
+
+        await ts.send(op="tokens", client="a")
+        tokens = await ts.wait_for(event="tokens", client="a")
+    access_token = tokens["tokens"]["access_token"]
+    assert await mcp_status(server, access_token) == 200
+    async with httpx2.AsyncClient() as http:
+        revoked = await http.post(
+            f"{server.url}/oauth/revoke/", data={"token": access_token, "client_id": tokens["clientId"]}
+        )
+    assert revoked.status_code == 200
+    assert await mcp_status(server, access_token) == 401
     await context.close()

@@ -64,6 +64,7 @@ def allow(client: Client, params: dict[str, str]) -> str:
     assert response.status_code == 302, response.content[:300]
     query = parse_qs(urlsplit(response["Location"]).query)
     assert query["state"] == ["s-1"]
+    assert query["iss"] == ["http://testserver"]  # RFC 9207: which server answered
     return query["code"][0]
 
 
@@ -308,3 +309,19 @@ def test_the_mcp_challenge_says_where_to_sign_in() -> None:
         'resource_metadata="https://hooks.example.com/.well-known/oauth-protected-resource/mcp/clifford", '
         'scope="mcp"'
     )
+
+
+def test_a_plaintext_address_off_this_computer_gets_no_code(logged_in: Client) -> None:
+    application = get_application_model().objects.create(
+        name="Remote",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://agents.example/callback",
+    )
+    params = authorization(application.client_id, pkce()[1], redirect_uri="http://agents.example/callback")
+
+    response = logged_in.get("/oauth/authorize/?" + urlencode(params))
+
+    assert response.status_code == 400
+    assert b"redirect_uri: http only to this computer" in response.content
+    assert not get_grant_model().objects.exists()

@@ -18,6 +18,8 @@ from oauth2_provider import views as oauth_views
 
 from tokens import oauth
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
 
 def _base(request: HttpRequest) -> str:
     return f"{request.scheme}://{request.get_host()}"
@@ -53,6 +55,12 @@ def _refused(request: HttpRequest) -> dict[str, str] | None:
     method = sent.get("code_challenge_method", "")
     if method and method != "S256":
         return {"error": "invalid_request", "description": f"code_challenge_method must be S256, not {method[:40]}."}
+    redirect = urlsplit(sent.get("redirect_uri", ""))
+    if redirect.scheme == "http" and redirect.hostname not in LOOPBACK:
+        return {
+            "error": "invalid_request",
+            "description": "redirect_uri: http only to this computer (127.0.0.1, localhost, [::1]); https elsewhere.",
+        }
     return None
 
 

@@ -8,14 +8,21 @@
 //   {"op": "drop", "client": "a"}         closes the client's connections without a cancel (a crash)
 //   {"op": "close", "client": "a"}        closes the client
 //   {"op": "tools", "client": "a"}        -> {"event": "tools", "client", "tools": [...], "instructions"}
+//   {"op": "signin", "client": "a", "url": "...", "redirectUrl": "...", "clientName": "..."}
+//                                         signs in the MCP way (the SDK's OAuth client): -> {"event": "authorize",
+//                                         "client", "url"}, then, once the code is sent, {"event": "connected", ...}
+//   {"op": "code", "client": "a", "code": "..."}   the code the person's browser brought back to redirectUrl
+//   {"op": "tokens", "client": "a"}       -> {"event": "tokens", "client", "tokens", "clientId"}
 // Every event carries "t", milliseconds since the driver started (performance.now()).
 import { createInterface } from "node:readline";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const clients = new Map();
 const aborts = new Map();
+const codes = new Map(); // client name -> resolve(code), while its sign-in waits for the browser
 
 function emit(event) {
   process.stdout.write(JSON.stringify({ ...event, t: performance.now() }) + "\n");
@@ -38,6 +45,43 @@ async function connect({ client: name, url, token }) {
   const client = new Client({ name: `ts-driver-${name}`, version: "1.0.0" });
   await client.connect(transport);
   clients.set(name, { client, transport, inFlight });
+  emit({ event: "connected", client: name, sessionId: transport.sessionId ?? null, server: client.getServerVersion() ?? null });
+}
+
+async function signin({ client: name, url, redirectUrl, clientName }) {
+  // What a host keeps between runs, in memory: the registration, the PKCE verifier, the tokens.
+  const kept = {};
+  const provider = {
+    get redirectUrl() { return redirectUrl; },
+    get clientMetadata() {
+      return {
+        client_name: clientName,
+        redirect_uris: [redirectUrl],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      };
+    },
+    clientInformation: () => kept.client,
+    saveClientInformation: (info) => { kept.client = info; },
+    tokens: () => kept.tokens,
+    saveTokens: (tokens) => { kept.tokens = tokens; },
+    redirectToAuthorization: (authorizationUrl) => emit({ event: "authorize", client: name, url: authorizationUrl.toString() }),
+    saveCodeVerifier: (verifier) => { kept.verifier = verifier; },
+    codeVerifier: () => kept.verifier,
+  };
+  const client = new Client({ name: `ts-driver-${name}`, version: "1.0.0" });
+  let transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    if (!(error instanceof UnauthorizedError)) throw error;
+    const code = await new Promise((resolve) => codes.set(name, resolve));
+    await transport.finishAuth(code);
+    transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+    await client.connect(transport);
+  }
+  clients.set(name, { client, transport, inFlight: new Set(), kept });
   emit({ event: "connected", client: name, sessionId: transport.sessionId ?? null, server: client.getServerVersion() ?? null });
 }
 
@@ -81,6 +125,16 @@ async function handle(command) {
       await clients.get(command.client).client.close();
       clients.delete(command.client);
       return emit({ event: "closed", client: command.client });
+    case "signin":
+      signin(command).catch((error) => emit({ event: "failed", op: "signin", message: String(error) }));
+      return emit({ event: "signing-in", client: command.client });
+    case "code":
+      codes.get(command.client)(command.code);
+      return emit({ event: "code-taken", client: command.client });
+    case "tokens": {
+      const { kept } = clients.get(command.client);
+      return emit({ event: "tokens", client: command.client, tokens: kept.tokens, clientId: kept.client?.client_id });
+    }
     case "tools": {
       const { client } = clients.get(command.client);
       const listed = await client.listTools();
