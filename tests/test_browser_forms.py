@@ -280,8 +280,11 @@ async def test_a_first_run_says_how_to_connect_an_agent(
     await expect(connect).to_contain_text(f"{empty_server.url}/mcp")
     await connect.get_by_role("button", name="Create an agent token for me").click()
     await expect(connect.get_by_role("status")).to_contain_text("shown only this once")
-    command = connect.locator("pre.command", has_text="claude mcp add")
+    command = connect.locator("pre.command", has_text="claude mcp add").first
     await expect(command).to_contain_text("Authorization: Bearer hb_")
+    # Signing in needs no token at all: the same line without the header.
+    sign_in = connect.locator("pre.command", has_text="claude mcp add").last
+    await expect(sign_in).to_have_text(f"claude mcp add --transport http hookbridge {empty_server.url}/mcp")
     problems = await connect.evaluate(LAYOUT_PROBLEMS)
     assert problems == [], problems
     await page.screenshot(path=str(ARTIFACTS / f"first-run-{width}.png"), full_page=True)
@@ -298,7 +301,7 @@ async def test_a_first_run_copies_the_claude_mcp_add_line_with_one_click(
     page = await context.new_page()
     await log_in(page, empty_server)
     connect = page.get_by_role("region", name="Connect an agent")
-    row = connect.locator(".command-row", has_text="claude mcp add")
+    row = connect.locator(".command-row", has_text="claude mcp add").first  # the token's line; the sign-in one follows
     await row.get_by_role("button", name="Copy").click()
     await expect(row.get_by_role("button", name="Copied")).to_be_visible()
     copied = await page.evaluate("navigator.clipboard.readText()")

@@ -35,7 +35,12 @@ async def test_mcp_refuses_a_missing_or_wrong_token(live_server_proc: LiveServer
     async with httpx2.AsyncClient(headers=headers) as http:
         response = await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    challenge = response.headers["WWW-Authenticate"]
+    assert challenge.startswith("Bearer ")
+    # Where to sign in the MCP way (RFC 9728): this endpoint's protected-resource metadata.
+    metadata = f'resource_metadata="{live_server_proc.url}/.well-known/oauth-protected-resource/mcp"'
+    assert metadata in challenge
+    assert ('error="invalid_token"' in challenge) == (authorization is not None and authorization.startswith("Bearer"))
 
 
 @pytest.mark.parametrize(

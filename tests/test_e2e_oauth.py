@@ -74,11 +74,11 @@ class Person:
     async def sign_in(self, authorization_url: str) -> None:
         page = self.page
         await page.goto(authorization_url)
-        await expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+        await expect(page.get_by_role("heading", name="Log in")).to_be_visible(timeout=15_000)
         await page.get_by_label("Username").fill(self.server.username)
         await page.get_by_label("Password").fill(PASSWORD)
         await page.get_by_role("button", name="Log in").click()
-        await expect(page.get_by_role("heading", name=f"Allow {self.client_name}?")).to_be_visible()
+        await expect(page.get_by_role("heading", name=f"Allow {self.client_name}?")).to_be_visible(timeout=15_000)
         self.consent_text = await page.locator("section.consent").inner_text()
         assert await serious_violations(page) == []
         assert await page.evaluate(SMALL_OR_WIDE) == []
@@ -168,6 +168,9 @@ async def test_the_python_sdk_signs_in_asks_as_the_person_refreshes_and_is_revok
     first = storage.tokens
     assert first.refresh_token
     assert await mcp_status(server, first.access_token) == 200
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {first.access_token}"}) as http:
+        # Bound to /mcp (RFC 8707): the JSON API takes Hook Bridge's own tokens only.
+        assert (await http.get(f"{server.url}/api/questions")).status_code == 401
 
     # Refresh: a new access token, bound to the same resource; the old refresh token is spent.
     async with httpx2.AsyncClient() as http:
@@ -230,7 +233,7 @@ async def test_the_typescript_sdk_signs_in_and_asks_as_the_person(
     async with ts_clients() as ts:
         await ts.send(op="signin", client="a", url=f"{server.url}/mcp", redirectUrl=person.callback_url,
                       clientName="OpenCode")  # fmt: skip
-        asked = await ts.wait_for(event="authorize", client="a")
+        asked = await ts.wait_for(event="authorize", client="a", timeout=30)
         assert urlsplit(asked["url"]).path == "/oauth/authorize/"
         assert parse_qs(urlsplit(asked["url"]).query)["code_challenge_method"] == ["S256"]
         await person.sign_in(asked["url"])
@@ -247,7 +250,7 @@ async def test_the_typescript_sdk_signs_in_and_asks_as_the_person(
         await expect(card).to_contain_text(f"{server.username}'s OpenCode", timeout=10_000)
         await card.get_by_role("radio", name="Ship it").check()
         await card.get_by_role("button", name="Send answer").click()
-        outcome = await ts.outcome("k1")
+        outcome = await ts.outcome("k1", timeout=30)
         assert outcome["event"] == "result", outcome
         assert outcome["result"]["structuredContent"] == {"answer": "ship"}
 
