@@ -377,6 +377,10 @@ OAUTH2_PROVIDER = {
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # Or the client_id is an https address of the client's own metadata (Client ID Metadata
+    # Documents, the MCP specification's first choice): fetched by the library's SSRF-safe fetcher
+    # (public addresses only, size- and time-bounded, cached). 0 for a server that must not fetch.
+    "CIMD_ENABLED": env_bool("HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS", True),
     "REQUEST_APPROVAL_PROMPT": "force",  # every grant is a person's deliberate act on the consent page
 }
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"

@@ -325,3 +325,39 @@ def test_a_plaintext_address_off_this_computer_gets_no_code(logged_in: Client) -
     assert response.status_code == 400
     assert b"redirect_uri: http only to this computer" in response.content
     assert not get_grant_model().objects.exists()
+
+
+CLIENT_DOCUMENT = "https://claude.example/oauth/client.json"
+
+
+class ClientDocuments:
+    """The client's own web server, as the library's fetcher would reach it: (metadata, max-age)."""
+
+    def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
+        assert client_id == CLIENT_DOCUMENT
+        metadata = {
+            "client_id": CLIENT_DOCUMENT,
+            "client_name": "Claude Code",
+            "redirect_uris": [REDIRECT],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        }
+        return metadata, 300
+
+
+def test_a_client_may_name_itself_by_its_metadata_document(logged_in: Client, settings: Any) -> None:
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_METADATA_FETCHER": f"{__name__}.ClientDocuments"}
+    assert logged_in.get("/.well-known/oauth-authorization-server").json()["client_id_metadata_document_supported"]
+    verifier, challenge = pkce()
+    params = authorization(CLIENT_DOCUMENT, challenge)
+    consent = logged_in.get("/oauth/authorize/?" + urlencode(params))
+    assert consent.status_code == 200
+    assert b'Allow <span class="client-name">Claude Code</span>?' in consent.content
+
+    code = allow(logged_in, params)
+    issued = exchange(logged_in, CLIENT_DOCUMENT, code, verifier).json()
+
+    agent = oauth.authenticate(issued["access_token"], RESOURCE)
+    assert agent is not None
+    assert agent.name == "alice's Claude Code"
