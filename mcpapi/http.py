@@ -154,11 +154,14 @@ def _sets(scope: Scope) -> tuple[str, ...]:
         raise Refused(404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)}) from None
 
 
+def _base(scope: Scope) -> str:
+    """This server's address as the client reached it: what its resource indicator and metadata start with."""
+    return oauth.base_url(*oauth.scheme_and_host(scope.get("scheme", "http"), scope["headers"]))
+
+
 def _unauthenticated(scope: Scope, description: str, error: str = "") -> Refused:
     """401 with where to sign in (RFC 9728): the metadata of the very endpoint the client called."""
-    scheme, host = oauth.scheme_and_host(scope.get("scheme", "http"), scope["headers"])
-    base = oauth.base_url(scheme, host)
-    challenge = oauth.challenge(base, scope["path"].rstrip("/"), error=error)
+    challenge = oauth.challenge(_base(scope), scope["path"].rstrip("/"), error=error)
     body = {"error": error or "invalid_request", "error_description": description}
     return Refused(401, body, www_authenticate=challenge.encode("latin-1", "replace"))
 
@@ -174,8 +177,7 @@ async def _authenticate(scope: Scope) -> AgentToken:
         if raw.startswith(TOKEN_PREFIX):
             token = await token_cache.authenticate(raw)
         else:
-            scheme, host = oauth.scheme_and_host(scope.get("scheme", "http"), scope["headers"])
-            resource = oauth.base_url(scheme, host) + scope["path"].rstrip("/")
+            resource = _base(scope) + scope["path"].rstrip("/")
             token = await database_sync_to_async(oauth.authenticate)(raw, resource)
     except DatabaseError:
         logger.exception("The database is unreachable")

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from core import jsonapi
 
@@ -149,8 +150,6 @@ class AgentToken(models.Model):
 
     def disconnect(self) -> None:
         """Revoke this agent; for an OAuth grant, every access and refresh token its client holds for the person too."""
-        from oauth2_provider.models import get_access_token_model, get_refresh_token_model
-
         # All or nothing: a client left with a live refresh token would mint itself a new access token.
         with transaction.atomic():
             self.revoke()
