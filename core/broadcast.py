@@ -32,7 +32,18 @@ from core.db import database_sync_to_async
 
 logger = logging.getLogger(__name__)
 
+# Dashboards that see and answer every project: every push, rendered once for all of them.
 DASHBOARD_GROUP = "dashboard"
+# Dashboards that see some projects (issue 31): each joins its projects' groups, and this one, where it
+# hears that something it counts across projects (the status bar, the pending count) changed.
+PARTIAL_GROUP = "dashboard.partial"
+# Every live page: who sees what changed (projects.signals.access_changed), so each reconnects.
+ACCESS_GROUP = "access"
+
+
+def project_group(project_id: int) -> str:
+    return f"dashboard.project.{project_id}"
+
 
 # One group and message to send; what a send_latest builder returns.
 Push = tuple[str, dict[str, Any]]
@@ -77,8 +88,21 @@ def send(group: str, message: dict[str, Any]) -> None:
     future.add_done_callback(_log_failure)
 
 
-def to_dashboards(html: str) -> None:
+def to_dashboards(
+    html: str, *, project: int | None = None, item: str | None = None, view: str | None = None, recount: bool = False
+) -> None:
+    """Push `html` to the dashboards that see every project; to those that see some, what they may see.
+
+    Without `project`, the push is for everyone (a channel's health). With it, dashboards that see that
+    project get `item` (default `html`: a push of `html` must then hold nothing counted across projects),
+    or `view`, when given, if they only look there; `recount`: they count their own pending questions again.
+    """
     send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})
+    if project is None:
+        send(PARTIAL_GROUP, {"type": "dashboard.html", "html": html})
+        return
+    message = {"type": "project.html", "project": project, "html": html if item is None else item, "view": view}
+    send(project_group(project), {**message, "recount": recount})
 
 
 def send_latest(key: str, build: Callable[[], list[Push]], *, defer: bool = False) -> None:

@@ -11,6 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from core import runtime
+from core.broadcast import ACCESS_GROUP
 from core.compat.daphne import SOCKET_CLOSED
 from core.limits import MAX_MESSAGE_BYTES, size_of
 
@@ -21,6 +22,8 @@ SUBPROTOCOL = "hookbridge"
 
 # Close codes: who you are is unknown, or what you are may not watch this, or there is no such thing.
 UNAUTHENTICATED, FORBIDDEN, NOT_FOUND = 4401, 4403, 4404
+# Who sees what changed: the client should connect again (htmx's ws extension does, for this code).
+RECONNECT = 1012
 # More sockets than HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN for one token or person (HTTP's 429 in the 4000s).
 TOO_MANY = 4429
 
@@ -29,6 +32,8 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
     """Logged-in users only, unless a subclass says otherwise; it names the group and the state sent on (re)connect."""
 
     group: str = ""
+    # Groups joined beside `group` (a partial dashboard's projects), and the one that announces access changes.
+    also: tuple[str, ...] = ()
     counted_as: tuple[str, int] | None = None
 
     def refusal(self) -> int | None:
@@ -77,7 +82,9 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         if owner is not None:
             runtime.sockets_per_owner[owner] += 1
             self.counted_as = owner
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.also = (*await self.also_groups(), ACCESS_GROUP)
+        for group in (self.group, *self.also):
+            await self.channel_layer.group_add(group, self.channel_name)
         await self.accept(subprotocol)
         # A client that (re)connects gets the whole current state at once.
         for message in await self.current_state():
@@ -90,7 +97,9 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
                 del runtime.sockets_per_owner[self.counted_as]
             self.counted_as = None
         if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            for group in (self.group, *self.also):
+                await self.channel_layer.group_discard(group, self.channel_name)
+            self.group, self.also = "", ()
 
     def owner(self) -> tuple[str, int] | None:
         """Whose sockets this one counts among: the token's, else the person's."""
@@ -142,6 +151,13 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
 
     async def group_for(self) -> str:
         raise NotImplementedError
+
+    async def also_groups(self) -> list[str]:
+        return []
+
+    async def access_changed(self, event: dict[str, Any]) -> None:
+        """Who sees what changed: the client connects again, and is let see what it may now."""
+        await self.close(code=RECONNECT)
 
     async def current_state(self) -> list[str]:
         raise NotImplementedError

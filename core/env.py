@@ -63,6 +63,15 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}")
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = _raw(name).lower()
+    if raw == "":
+        return default
+    if raw not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {raw!r}")
+    return raw
+
+
 def env_int(name: str, default: int, *, minimum: int = 1) -> int:
     raw = _raw(name)
     if raw == "":

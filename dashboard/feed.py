@@ -23,11 +23,20 @@ from core import broadcast
 from core.limits import fit, size_of, with_list
 from lifecycle import signals as lifecycle_signals
 from lifecycle.models import AgentSession, LifecycleEvent, SessionEvent
+from projects import access
 from questions import signals as question_signals
 from questions.models import Answer, CancelReason, Question, Status
 from questions.serializers import question_data
 
+# Programs that see every project; those that see some join their projects' groups (issue 31) and this one.
 EVENTS_GROUP = "events"
+EVENTS_PARTIAL_GROUP = "events.partial"
+
+
+def project_group(project_id: int) -> str:
+    return f"events.project.{project_id}"
+
+
 # Where a program reads the pending questions that did not fit in `questions-queued`.
 QUEUE_API = "/api/questions?status=pending"
 # A question larger than this goes out as its ids and title (`truncated: true`): see the JSON API for it whole.
@@ -38,9 +47,9 @@ def message(kind: str, **fields: Any) -> str:
     return json.dumps({"type": kind, "timestamp": timezone.now().isoformat(), **fields}, ensure_ascii=False)
 
 
-def queued() -> str:
+def queued(seen: access.Access = access.EVERYTHING) -> str:
     """The oldest pending questions that fit in one message, how many wait in all, and where the rest are."""
-    pending = Question.objects.pending().select_related("session").order_by("created_at", "pk")
+    pending = seen.visible(Question.objects.pending()).select_related("session").order_by("created_at", "pk")
     rendered, taken = fit(pending[: settings.HOOKBRIDGE_QUEUE_PAGE], question_json)
     total = pending.count()
     head = message("questions-queued", total=total, more=total - taken, next=QUEUE_API if total > taken else None)
@@ -74,21 +83,26 @@ def lifecycle_data(event: LifecycleEvent) -> dict[str, Any]:
     return {"id": event.pk, **event.as_submitted(), "session": str(event.session_id) if event.session_id else None}
 
 
-def current_state() -> list[str]:
+def current_state(seen: access.Access = access.EVERYTHING) -> list[str]:
     """What a program gets on (re)connect: the queue, then the last lifecycle event of each agent at work."""
-    agents_now = reversed(LifecycleEvent.latest_per_agent())  # oldest first, as if they had just happened
-    return [queued(), *(message("lifecycle", event=lifecycle_data(event)) for event in agents_now)]
+    # Oldest first, as if they had just happened.
+    agents_now = reversed(LifecycleEvent.latest_per_agent(projects=seen.project_ids))
+    return [queued(seen), *(message("lifecycle", event=lifecycle_data(event)) for event in agents_now)]
 
 
-def _send(text: str) -> None:
-    broadcast.send(EVENTS_GROUP, {"type": "events.message", "text": text})
+def _send(text: str, project: int | None) -> None:
+    event = {"type": "events.message", "text": text}
+    broadcast.send(EVENTS_GROUP, event)
+    if project is not None:
+        broadcast.send(project_group(project), event)
 
 
 @receiver(question_signals.question_asked)
 def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: Any) -> None:
     # new=False: a question that was cancelled is pending again (its agent asked again).
+    data = question_data(question)
     _send(
-        question_message("question-received", question, question_data(question), questionId=str(question.pk), new=new)
+        question_message("question-received", question, data, questionId=str(question.pk), new=new), question.project_id
     )
 
 
@@ -107,7 +121,7 @@ def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None
         fields["reason"] = question.cancel_reason
         if question.cancel_reason == CancelReason.DISMISSED:
             fields["dismissedBy"] = question.dismissed_by
-    _send(question_message(kind, question, data, **fields))
+    _send(question_message(kind, question, data, **fields), question.project_id)
 
 
 @receiver(question_signals.question_claimed)
@@ -120,7 +134,8 @@ def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None
             questionId=str(question.pk),
             claimedBy=question.claimed_by,
             claimedUntil=expires.isoformat() if expires else None,
-        )
+        ),
+        question.project_id,
     )
 
 
@@ -128,24 +143,26 @@ def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None
 def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     """The agent stopped waiting on a pending question, or came back (the question's agentWaiting)."""
     question = Question.objects.get(pk=question_id)
-    _send(question_message("question-updated", question, question_data(question), questionId=str(question.pk)))
+    data = question_data(question)
+    _send(question_message("question-updated", question, data, questionId=str(question.pk)), question.project_id)
 
 
 @receiver(question_signals.questions_changed)
 def questions_changed(sender: Any, **kwargs: Any) -> None:
     # Many questions at once (a worker stopping): the whole queue again, as on connect.
-    _send(queued())
+    broadcast.send(EVENTS_GROUP, {"type": "events.message", "text": queued()})
+    broadcast.send(EVENTS_PARTIAL_GROUP, {"type": "events.requeue"})
 
 
 @receiver(lifecycle_signals.event_recorded)
 def lifecycle_event(sender: Any, event: LifecycleEvent, **kwargs: Any) -> None:
-    _send(message("lifecycle", event=lifecycle_data(event)))
+    _send(message("lifecycle", event=lifecycle_data(event)), event.project_id)
 
 
 @receiver(lifecycle_signals.session_event_recorded)
 def session_event(sender: Any, event_id: int, **kwargs: Any) -> None:
-    event = SessionEvent.objects.get(pk=event_id)
-    _send(message("session-event", session=str(event.session_id), event=event.message()))
+    event = SessionEvent.objects.select_related("session").get(pk=event_id)
+    _send(message("session-event", session=str(event.session_id), event=event.message()), event.session.project_id)
 
 
 @receiver(lifecycle_signals.session_changed)
@@ -153,4 +170,4 @@ def session_changed(sender: Any, guid: uuid.UUID, change: str = "", **kwargs: An
     if change not in ("opened", "closed"):
         return  # a question touched it: its questions' own messages say what changed
     session = AgentSession.objects.get(pk=guid)
-    _send(message(f"session-{change}", session=str(guid), state=session.as_dict()))
+    _send(message(f"session-{change}", session=str(guid), state=session.as_dict()), session.project_id)

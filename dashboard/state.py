@@ -12,6 +12,8 @@ from dashboard import status
 from hooks.models import HookRun
 from lifecycle.models import AgentSession
 from notify import health, steps
+from projects import access
+from projects.models import Role
 from questions import kinds, queue
 from questions.models import Question
 from tokens.models import AgentToken
@@ -22,51 +24,74 @@ def runs_signature(runs: list[HookRun]) -> tuple[object, ...]:
     return tuple((run.pk, run.status, run.heartbeat_at) for run in runs)
 
 
-def context() -> dict[str, Any]:
-    """Everything the dashboard renders, read now; what it read is noted as seen by this process's dashboards."""
+def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
+    """Everything the dashboard renders of the projects `seen`, read now.
+
+    What a whole dashboard read is noted as seen by this process's dashboards (the watcher's baseline).
+    """
     # Only the first page of the queue is rendered; the ids of all of it tell the watcher what changed.
-    pending_ids = {str(pk) for pk in Question.objects.pending().values_list("pk", flat=True)}
-    hook_runs = HookRun.recent()
-    dashboards.dashboard_pending_seen = pending_ids
-    dashboards.dashboard_runs_seen = runs_signature(hook_runs)
+    pending_ids = {str(pk) for pk in seen.visible(Question.objects.pending()).values_list("pk", flat=True)}
+    hook_runs = HookRun.recent(seen.project_ids)
+    if seen.everything:
+        dashboards.dashboard_pending_seen = pending_ids
+        dashboards.dashboard_runs_seen = runs_signature(hook_runs)
     return {
-        "queue": queue.page(),
+        "queue": queue.page(seen=seen),
         "pending_count": len(pending_ids),
-        **status.context(),
+        **status.context(seen),
         "hook_runs": hook_runs,
+        "read_only": _read_only(seen),
     }
 
 
-def filter_choices() -> dict[str, Any]:
+def _read_only(seen: access.Access) -> frozenset[int]:
+    """The projects whose cards this person may only look at (a viewer there)."""
+    if seen.everything:
+        return frozenset()
+    return frozenset(pk for pk, role in seen.roles.items() if role == Role.VIEWER)
+
+
+def counted_state(seen: access.Access) -> str:
+    """What a partial dashboard counts across its projects, rendered for it: the pending count and the status bar."""
+    count = seen.visible(Question.objects.pending()).count()
+    return render_to_string(
+        "dashboard/dashboard.html#counted-state", {"pending_count": count, **status.context(seen), "oob": True}
+    )
+
+
+def filter_choices(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
     """What the queue can be filtered by: the projects and agents that ask now or asked lately.
 
     The filter form is outside the live parts, so only the page needs it, not every push or reconnect.
     """
-    pending = Question.objects.pending()
+    pending = seen.visible(Question.objects.pending())
     return {
         "projects": sorted(
             set(
                 pending.filter(session__isnull=False)
-                .exclude(session__project="")
-                .values_list("session__project", flat=True)
+                .exclude(session__project_name="")
+                .values_list("session__project_name", flat=True)
                 .distinct()[:50]
             )
-            | set(AgentSession.objects.exclude(project="").values_list("project", flat=True)[:50])
+            | set(
+                seen.visible(AgentSession.objects.exclude(project_name="")).values_list("project_name", flat=True)[:50]
+            )
         ),
         "agents": sorted(
             set(pending.values_list("asker_name", flat=True).distinct()[:50])
-            | set(AgentToken.objects.active().values_list("name", flat=True)[:50])
+            | set(seen.visible(AgentToken.objects.active()).values_list("name", flat=True)[:50])
         ),
         "kinds": kinds.choices(),
     }
 
 
-def live_state() -> list[str]:
+def live_state(seen: access.Access = access.EVERYTHING) -> list[str]:
     """The whole state as out-of-band swaps, for a page that (re)connects or must catch up.
 
     Then, once the cards are in, each waiting question's next steps (notify.steps) and whether every
     channel gets through (notify.health).
     """
-    state = render_to_string("dashboard/dashboard.html#live-state", {**context(), "oob": True})
+    state = render_to_string("dashboard/dashboard.html#live-state", {**context(seen), "oob": True})
     # In the same message, after the cards they go into (a first page's worth: the message stays in bounds).
-    return [state + steps.pending_fragments(limit=settings.HOOKBRIDGE_QUEUE_PAGE) + health.banner()]
+    fragments = steps.pending_fragments(limit=settings.HOOKBRIDGE_QUEUE_PAGE, projects=seen.project_ids)
+    return [state + fragments + health.banner()]

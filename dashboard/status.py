@@ -17,14 +17,15 @@ from django.template.loader import render_to_string
 from core import broadcast
 from lifecycle import signals as lifecycle_signals
 from lifecycle.models import AgentSession, LifecycleEvent
+from projects import access
 from questions import signals as question_signals
 from questions.models import Question
 
 
-def context() -> dict[str, Any]:
-    """The bar's rows as (row, id of the question it waits on a person for, its oldest; or None)."""
-    events = LifecycleEvent.latest_per_agent()
-    hosts = AgentSession.hosts_at_work()
+def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
+    """The bar's rows as (row, id of the question it waits on a person for, or None), of `seen`'s projects."""
+    events = LifecycleEvent.latest_per_agent(projects=seen.project_ids)
+    hosts = AgentSession.hosts_at_work(projects=seen.project_ids)
     by_session: dict[uuid.UUID, str] = {}
     by_agent: dict[tuple[int | None, str], str] = {}
     # Only the questions of the agents on the bar (it is drawn up to 20 times a second while agents report,
@@ -57,7 +58,9 @@ def push(*, only_with_rows: bool = False) -> list[broadcast.Push]:
     if only_with_rows and not bar["agents_now"] and not bar["hosts_now"]:
         return []
     html = render_to_string("dashboard/status_bar.html#status-bar", {**bar, "oob": True})
-    return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})]
+    # Dashboards that see some projects render their own bar (dashboard.consumers).
+    stale = (broadcast.PARTIAL_GROUP, {"type": "aggregates.stale"})
+    return [(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": html}), stale]
 
 
 def push_marks() -> list[broadcast.Push]:

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_safe
 
 from dashboard import state
 from hooks.config import discovered
+from projects import access
 from questions import replies
 from tokens.views import mcp_url
 
@@ -16,8 +17,9 @@ from tokens.views import mcp_url
 @require_safe
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    context = state.context()
-    choices = state.filter_choices()
+    seen = access.of_user(request.user)
+    context = state.context(seen)
+    choices = state.filter_choices(seen)
     extra = {
         "mcp_url": mcp_url(request),
         "hooks_configured": bool(discovered().hooks),

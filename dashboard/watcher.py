@@ -23,7 +23,7 @@ from django.conf import settings
 from django.dispatch import receiver
 
 from core import runtime
-from core.broadcast import DASHBOARD_GROUP
+from core.broadcast import DASHBOARD_GROUP, PARTIAL_GROUP
 from core.db import database_sync_to_async
 from core.local_layer import LocalChannelLayer
 from dashboard import runtime as dashboards
@@ -67,6 +67,8 @@ async def _watch() -> None:
             if pending != dashboards.dashboard_pending_seen or await _runs_now() != dashboards.dashboard_runs_seen:
                 for html in await database_sync_to_async(state.live_state)():
                     await layer.group_send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": html})
+                # Dashboards that see some projects read their own state again.
+                await layer.group_send(PARTIAL_GROUP, {"type": "state.resync"})
         except Exception:
             logger.warning("Dashboard watcher failed; trying again next slice", exc_info=True)
 

@@ -2,9 +2,10 @@
 
     hookbridge serve [--port N] [--open] [--register] [-v]   (-v: every request logged, and daphne's notes)
     hookbridge stdio [--toolsets maxsim+askme] [--token T] [--no-open]
-    hookbridge token NAME [--scope answer]
+    hookbridge token NAME [--scope answer] [--project P | --all-projects]
     hookbridge register | unregister [--project DIR] [--hooks]
     hookbridge questions list | show | answer | dismiss
+    hookbridge project create | member | list
     hookbridge hooks list
     hookbridge purge --older-than 90d
     hookbridge migrate
@@ -25,6 +26,7 @@ COMMANDS = {
     "unregister": "unregister_claude",
     "questions": "questions",
     "hooks": "hooks",
+    "project": "project",
     "purge": "purge",
     "migrate": "migrate",
 }

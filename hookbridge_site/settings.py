@@ -20,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 from core import channel_layers, local_secret
 from core.env import (
     env_bool,
+    env_choice,
     env_db_url,
     env_directory,
     env_email_url,
@@ -92,6 +93,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     # Bottom to top (docs/architecture.md); import-linter holds the order.
     "core.apps.CoreConfig",
+    "projects",
     "tokens",
     "lifecycle",
     "hooks",
@@ -319,6 +321,12 @@ HOOKBRIDGE_MAX_IMAGE_BYTES = env_int("HOOKBRIDGE_MAX_IMAGE_BYTES", 5 * 1024 * 10
 # and live WebSockets. One agent must never stall another; the error names the setting to raise.
 HOOKBRIDGE_MAX_WAITING_PER_TOKEN = env_int("HOOKBRIDGE_MAX_WAITING_PER_TOKEN", 100)
 HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN = env_int("HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN", 20)
+# Projects and roles (issue 31). A new account joins the default project with this role ("none": with
+# none; an admin adds them); the very first account is its admin.
+_ROLES = ("viewer", "answerer", "admin")
+HOOKBRIDGE_NEW_USER_ROLE = env_choice("HOOKBRIDGE_NEW_USER_ROLE", "answerer", (*_ROLES, "none")).replace("none", "")
+# The role, in some project, a person needs to make agent tokens on their own page (superusers always may).
+HOOKBRIDGE_TOKEN_ROLE = env_choice("HOOKBRIDGE_TOKEN_ROLE", "answerer", _ROLES)
 # Redis connections a worker's channel layer shares: past this, a send waits for a free one.
 HOOKBRIDGE_REDIS_MAX_CONNECTIONS = env_int("HOOKBRIDGE_REDIS_MAX_CONNECTIONS", 50)
 HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60, minimum=0)

@@ -7,6 +7,7 @@ from django.http import HttpRequest
 from core.admin import RecordAdmin
 from core.formatting import duration
 from hooks.models import HookRun, HookRunDirectory
+from projects.admin import ProjectScoped
 
 
 class HookRunDirectoryInline(RecordAdmin, admin.StackedInline[HookRunDirectory, HookRun]):
@@ -18,11 +19,27 @@ class HookRunDirectoryInline(RecordAdmin, admin.StackedInline[HookRunDirectory, 
 
 
 @admin.register(HookRun)
-class HookRunAdmin(RecordAdmin, admin.ModelAdmin[HookRun]):
+class HookRunAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[HookRun]):
     """Runs are a record of what agents ran: readable, never edited."""
 
-    list_display = ["tool", "target", "status", "caller_name", "started_at", "duration_display", "failed_dirs"]
-    list_filter = ["status", "tool", "plugin", "caller_name", "started_at"]
+    list_display = [
+        "tool",
+        "project",
+        "target",
+        "status",
+        "caller_name",
+        "started_at",
+        "duration_display",
+        "failed_dirs",
+    ]
+    list_filter = [
+        ("project", admin.RelatedOnlyFieldListFilter),
+        "status",
+        "tool",
+        "plugin",
+        "caller_name",
+        "started_at",
+    ]
     search_fields = ["tool", "target", "caller_name", "command", "directories__output"]
     date_hierarchy = "started_at"
     inlines = [HookRunDirectoryInline]

@@ -10,6 +10,7 @@ from core.consumers import LiveConsumer
 from core.db import database_sync_to_async
 from hooks import live
 from hooks.models import HookRun
+from projects import access
 
 
 class HookRunPageConsumer(LiveConsumer):
@@ -20,7 +21,8 @@ class HookRunPageConsumer(LiveConsumer):
     @database_sync_to_async
     def group_for(self) -> str:
         run = self._run()
-        return live.run_group(run.pk) if run else ""
+        # Another project's run is refused exactly like an unknown one.
+        return live.run_group(run.pk) if run and access.of_user(self.scope.get("user")).sees(run.project_id) else ""
 
     @database_sync_to_async
     def current_state(self) -> list[str]:

@@ -23,12 +23,14 @@ def run_group(run_id: uuid.UUID) -> str:
 @receiver(signals.run_started)
 def run_started(sender: Any, run_id: uuid.UUID, **kwargs: Any) -> None:
     run = HookRun.objects.prefetch_related("directories").get(pk=run_id)
-    broadcast.to_dashboards(render_to_string("hooks/hook_runs.html#hook-run-added", {"run": run}))
+    html = render_to_string("hooks/hook_runs.html#hook-run-added", {"run": run})
+    broadcast.to_dashboards(html, project=run.project_id)
 
 
 @receiver(signals.run_changed)
 def run_changed(sender: Any, run_id: uuid.UUID, **kwargs: Any) -> None:
     run = HookRun.objects.prefetch_related("directories").get(pk=run_id)
-    broadcast.to_dashboards(render_to_string("hooks/hook_runs.html#hook-run", {"run": run, "oob": True}))
+    html = render_to_string("hooks/hook_runs.html#hook-run", {"run": run, "oob": True})
+    broadcast.to_dashboards(html, project=run.project_id)
     page = render_to_string("hooks/hook_run.html#run-live", {"run": run, "oob": True})
     broadcast.send(run_group(run_id), {"type": "dashboard.html", "html": page})

@@ -5,6 +5,7 @@ Changes are announced with hooks.signals on commit; hooks.live pushes them to pa
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from core.signals import send_on_commit
 from hooks import signals
+from projects.models import InProject, InProjectQuerySet, Project
 from tokens.models import AgentToken
 
 # A running run's heartbeat moves at least once per command, and a command never
@@ -68,7 +70,7 @@ class AtCapacity(Exception):
         )
 
 
-class HookRun(models.Model):
+class HookRun(InProject):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tool = models.CharField(max_length=128, db_index=True)
     plugin = models.CharField(max_length=64)
@@ -89,6 +91,8 @@ class HookRun(models.Model):
     heartbeat_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    objects = InProjectQuerySet["HookRun"].as_manager()
+
     class Meta:
         ordering = ["-started_at"]
         constraints = [
@@ -107,9 +111,10 @@ class HookRun(models.Model):
     RECENT = 10
 
     @classmethod
-    def recent(cls) -> list[HookRun]:
-        """The runs the dashboard lists, newest first."""
-        return list(cls.objects.prefetch_related("directories")[: cls.RECENT])
+    def recent(cls, projects: Collection[int] | None = None) -> list[HookRun]:
+        """The runs the dashboard lists, newest first; `projects`: only theirs (None: every project's)."""
+        mine = cls.objects.all() if projects is None else cls.objects.filter(project_id__in=list(projects))
+        return list(mine.prefetch_related("directories")[: cls.RECENT])
 
     @property
     def duration(self) -> float | None:
@@ -145,7 +150,7 @@ class HookRun(models.Model):
         fields: dict[str, Any] = {
             "tool": tool, "plugin": plugin, "hook": hook, "title": title, "command": command, "target": target,
             "timeout_seconds": timeout_seconds, "caller": caller, "caller_name": caller_name, "fail_fast": fail_fast,
-            "verbose": verbose,
+            "verbose": verbose, "project_id": Project.for_agent(caller.project_id if caller else None),
         }  # fmt: skip
         holder = None
         for slot in range(max_concurrent):

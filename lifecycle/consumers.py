@@ -13,6 +13,7 @@ from core.consumers import LiveConsumer
 from core.db import database_sync_to_async
 from lifecycle import live as lifecycle_live
 from lifecycle.models import AgentSession, SessionEventType
+from projects import access
 from tokens.models import Scope
 
 
@@ -21,11 +22,16 @@ def _session(scope: dict[str, Any]) -> AgentSession | None:
     return AgentSession.objects.filter(pk=uuid.UUID(str(guid))).first()
 
 
+def _sees(scope: dict[str, Any], session: AgentSession | None) -> bool:
+    return session is not None and access.of_user(scope.get("user")).sees(session.project_id)
+
+
 class SessionPageConsumer(LiveConsumer):
     @database_sync_to_async
     def group_for(self) -> str:
         session = _session(self.scope)
-        return lifecycle_live.page_group(session.guid) if session else ""
+        # Another project's session is refused exactly like an unknown one.
+        return lifecycle_live.page_group(session.guid) if session and _sees(self.scope, session) else ""
 
     @database_sync_to_async
     def current_state(self) -> list[str]:
@@ -45,7 +51,7 @@ class SessionsOverviewConsumer(LiveConsumer):
     def current_state(self) -> list[str]:
         query = parse_qs(self.scope.get("query_string", b"").decode())
         project = query.get("project", [""])[0]
-        sessions = AgentSession.objects.for_overview(project)
+        sessions = AgentSession.objects.for_overview(project, access.of_user(self.scope.get("user")).project_ids)
         return [render_to_string("lifecycle/sessions.html#session-rows", {"sessions": sessions, "oob": True})]
 
     async def sessions_changed(self, event: dict[str, Any]) -> None:
@@ -68,6 +74,8 @@ class SessionConsumer(LiveConsumer):
         session = _session(self.scope)
         token = self.scope.get("agent_token")
         if session is None or (token is not None and not session.readable_by(token)):
+            return ""
+        if token is None and not _sees(self.scope, session):
             return ""
         return session.group_name
 

@@ -5,6 +5,7 @@ Changes are announced with lifecycle.signals on commit; lifecycle.live pushes th
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from core.signals import send_on_commit
 from lifecycle import signals
+from projects.models import InProject, InProjectQuerySet, Project
 from tokens.models import AgentToken, Scope
 
 # How long an agent that reported nothing new still has its row in the status bar.
@@ -31,7 +33,7 @@ class EventType(models.TextChoices):
     VERIFICATION_COMPLETED = "verification-completed", "Verification completed"
 
 
-class LifecycleEvent(models.Model):
+class LifecycleEvent(InProject):
     event_type = models.CharField(max_length=32, choices=EventType.choices)
     phase_name = models.CharField(max_length=200, blank=True)
     phase_number = models.CharField(max_length=32, blank=True)
@@ -43,6 +45,8 @@ class LifecycleEvent(models.Model):
     session = models.ForeignKey(
         "lifecycle.AgentSession", null=True, blank=True, on_delete=models.SET_NULL, related_name="lifecycle_events"
     )
+
+    objects = InProjectQuerySet["LifecycleEvent"].as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -56,18 +60,22 @@ class LifecycleEvent(models.Model):
         return cls.objects.filter(**mine).order_by("-created_at", "-id").first()
 
     @classmethod
-    def latest_per_agent(cls, *, within: timedelta = STATUS_WINDOW, limit: int = 12) -> list[LifecycleEvent]:
+    def latest_per_agent(
+        cls, *, within: timedelta = STATUS_WINDOW, limit: int = 12, projects: Collection[int] | None = None
+    ) -> list[LifecycleEvent]:
         """The newest event of each agent at work: per open session, or per agent where it opened none.
 
         For the status bar: one row per agent, not the newest event from anyone. Agents silent for
         longer than `within`, and finished sessions, drop out; with nobody at work, the newest event.
+        `projects`: only theirs (None: every project's).
         """
+        mine = cls.objects.all() if projects is None else cls.objects.filter(project_id__in=list(projects))
         # Only ids and keys are read, and finished sessions left out by the database: the bar is
         # rendered up to 20 times a second while agents report flat out, on the thread their own
         # calls wait on, and 500 events built as models (with their sessions) took most of a
         # worker's time (bench: lifecycle events per second).
         recent = (
-            cls.objects.filter(created_at__gte=timezone.now() - within)
+            mine.filter(created_at__gte=timezone.now() - within)
             .filter(models.Q(session__isnull=True) | models.Q(session__completed_at=None, session__closed_at=None))
             .order_by("-created_at", "-id")
             .values_list("id", "session_id", "asker_id", "asker_name")[:500]
@@ -83,7 +91,7 @@ class LifecycleEvent(models.Model):
                     break
         chosen = cls.objects.filter(id__in=newest_ids).select_related("session").order_by("-created_at", "-id")
         rows: list[LifecycleEvent] = list(chosen)
-        if not rows and (newest := cls.latest()) is not None:
+        if not rows and (newest := mine.order_by("-created_at", "-id").first()) is not None:
             rows.append(newest)
         return rows[:limit]
 
@@ -98,18 +106,20 @@ class LifecycleEvent(models.Model):
         # the pages that re-read them on reconnect.
         with transaction.atomic():
             # Each agent's open session, once per batch and by its key alone: the events need no more of it.
-            session_of: dict[object, uuid.UUID | None] = {}
+            session_of: dict[object, tuple[uuid.UUID | None, int]] = {}
             for asker, _, _ in reports:
                 if asker is not None and asker.pk not in session_of:
-                    session_of[asker.pk] = (
-                        AgentSession.objects.current_of(asker.pk).values_list("pk", flat=True).first()
-                    )
+                    found = AgentSession.objects.current_of(asker.pk).values_list("pk", "project_id").first()
+                    # An event belongs to its session's project, else to its token's (or the default).
+                    session_of[asker.pk] = found or (None, Project.for_agent(asker.project_id))
+            default_id = Project.default().pk if any(asker is None for asker, _, _ in reports) else 0
             events: list[LifecycleEvent] = LifecycleEvent.objects.bulk_create(
                 [
                     LifecycleEvent(
                         asker=asker,
                         asker_name=asker_name,
-                        session_id=session_of.get(asker.pk) if asker is not None else None,
+                        session_id=session_of[asker.pk][0] if asker is not None else None,
+                        project_id=session_of[asker.pk][1] if asker is not None else default_id,
                         **fields,
                     )
                     for asker, asker_name, fields in reports
@@ -188,7 +198,7 @@ class SessionClosed(Exception):
 OVERVIEW_ROWS = 200
 
 
-class AgentSessionQuerySet(models.QuerySet["AgentSession"]):
+class AgentSessionQuerySet(InProjectQuerySet["AgentSession"]):
     def active(self) -> AgentSessionQuerySet:
         return self.filter(closed_at__isnull=True, completed_at__isnull=True)
 
@@ -196,23 +206,27 @@ class AgentSessionQuerySet(models.QuerySet["AgentSession"]):
         """A token's open sessions, newest first: its questions and events go to the first."""
         return self.active().filter(token_id=token_id).order_by("-created_at")
 
-    def for_overview(self, project: str = "") -> AgentSessionQuerySet:
-        """The overview's rows: the newest OVERVIEW_ROWS sessions (of one project, if given), newest first.
+    def for_overview(self, project: str = "", projects: Collection[int] | None = None) -> AgentSessionQuerySet:
+        """The overview's rows: the newest OVERVIEW_ROWS sessions (named for one project, if given), newest first.
+
+        `projects`: of those projects only (None: every project's).
 
         What state() needs is counted in the same query (no query per row).
         """
-        sessions = self.annotate(
+        mine = self if projects is None else self.filter(project_id__in=list(projects))
+        sessions = mine.annotate(
             pending_questions=models.Count("questions", filter=models.Q(questions__status="pending"))
         ).order_by("-created_at")
-        return (sessions.filter(project=project) if project else sessions)[:OVERVIEW_ROWS]
+        return (sessions.filter(project_name=project) if project else sessions)[:OVERVIEW_ROWS]
 
 
-class AgentSession(models.Model):
+class AgentSession(InProject):
     """One agent run: created before the agent starts, reported on while it works."""
 
     guid = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200, blank=True)
-    project = models.CharField(max_length=200, blank=True, db_index=True)
+    # The project the agent names (a label; the working folder's name for a host's session).
+    project_name = models.CharField(max_length=200, blank=True, db_index=True)
     token = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.SET_NULL)
     owner_name = models.CharField(max_length=100)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -247,9 +261,12 @@ class AgentSession(models.Model):
         return f"session.{self.guid.hex}"
 
     @classmethod
-    def hosts_at_work(cls, *, within: timedelta = STATUS_WINDOW, limit: int = 12) -> list[AgentSession]:
+    def hosts_at_work(
+        cls, *, within: timedelta = STATUS_WINDOW, limit: int = 12, projects: Collection[int] | None = None
+    ) -> list[AgentSession]:
         """Sessions an agent host reports on through its hooks, active lately: the status bar's other rows."""
-        recent = cls.objects.active().exclude(host="").filter(last_activity_at__gte=timezone.now() - within)
+        mine = cls.objects.all() if projects is None else cls.objects.filter(project_id__in=list(projects))
+        recent = mine.active().exclude(host="").filter(last_activity_at__gte=timezone.now() - within)
         return list(recent.order_by("-last_activity_at")[:limit])
 
     @classmethod
@@ -263,7 +280,13 @@ class AgentSession(models.Model):
     def open(cls, *, token: AgentToken, name: str = "", project: str = "") -> AgentSession:
         # Atomic so the overview is told only once the row can be read.
         with transaction.atomic():
-            session = cls.objects.create(token=token, owner_name=token.name, name=name.strip(), project=project.strip())
+            session = cls.objects.create(
+                token=token,
+                owner_name=token.name,
+                name=name.strip(),
+                project_name=project.strip(),
+                project_id=Project.for_agent(token.project_id, project),
+            )
             send_on_commit(signals.session_changed, AgentSession, guid=session.guid, change="opened")
         return session
 
@@ -287,7 +310,8 @@ class AgentSession(models.Model):
                             token=token,
                             owner_name=token.name,
                             name=name.strip(),
-                            project=project.strip(),
+                            project_name=project.strip(),
+                            project_id=Project.for_agent(token.project_id, project),
                             host=host,
                         )
                 except IntegrityError:
@@ -300,8 +324,9 @@ class AgentSession(models.Model):
         return existing, False
 
     def readable_by(self, token: AgentToken) -> bool:
-        """The token that opened it, or any answering token (a team's bot, a custom frontend)."""
-        return token.scope == Scope.ANSWER or self.token_id == token.pk
+        """The token that opened it, or an answering token of its project or of every project (a team's bot)."""
+        in_project = token.project_id is None or token.project_id == self.project_id
+        return (token.scope == Scope.ANSWER and in_project) or self.token_id == token.pk
 
     def state(self) -> str:
         """What the overview says: closed, completed, failed, waiting for a human, idle or working."""
@@ -413,7 +438,7 @@ class AgentSession(models.Model):
         return {
             "guid": str(self.guid),
             "name": self.name,
-            "project": self.project,
+            "project": self.project_name,
             "owner": self.owner_name,
             "state": self.state(),
             "ackedAt": iso(self.acked_at),

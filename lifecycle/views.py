@@ -7,12 +7,13 @@ import uuid
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from core.htmx import HtmxHttpRequest
 from lifecycle.forms import MessageForm
 from lifecycle.models import AgentSession, SessionMessage
+from projects import access
 from tokens.models import AgentToken
 
 
@@ -20,8 +21,10 @@ from tokens.models import AgentToken
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
     project = request.GET.get("project", "")
-    sessions = AgentSession.objects.for_overview(project)
-    projects = AgentSession.objects.exclude(project="").values_list("project", flat=True).distinct().order_by("project")
+    seen = access.of_user(request.user)
+    sessions = AgentSession.objects.for_overview(project, seen.project_ids)
+    named = seen.visible(AgentSession.objects.exclude(project_name=""))
+    projects = named.values_list("project_name", flat=True).distinct().order_by("project_name")
     return render(
         request,
         "lifecycle/sessions.html",
@@ -32,15 +35,21 @@ def overview(request: HttpRequest) -> HttpResponse:
 @require_safe
 @login_required
 def session_page(request: HttpRequest, guid: uuid.UUID) -> HttpResponse:
-    session = get_object_or_404(AgentSession, pk=guid)
-    return render(request, "lifecycle/session.html", {"session": session, "message_form": MessageForm()})
+    session = access.visible_or_404(request, AgentSession.objects.all(), pk=guid)
+    context = {
+        "session": session,
+        "message_form": MessageForm(),
+        "may_steer": access.of_user(request.user).may_answer(session.project_id),
+    }
+    return render(request, "lifecycle/session.html", context)
 
 
 @require_POST
 @login_required
 def send_message(request: HtmxHttpRequest, guid: uuid.UUID) -> HttpResponse:
     """A person's message to the session's agent: handed over at its host's next PostToolUse or Stop."""
-    session = get_object_or_404(AgentSession, pk=guid)
+    session = access.visible_or_404(request, AgentSession.objects.all(), pk=guid)
+    access.require(request, session.project_id)
     form = MessageForm(request.POST)
     if not session.takes_messages:
         form.add_error(None, "This session's agent cannot be messaged: it is over, or its host has no hooks here.")
@@ -58,7 +67,11 @@ def send_message(request: HtmxHttpRequest, guid: uuid.UUID) -> HttpResponse:
 @login_required
 def session_new(request: HttpRequest) -> HttpResponse:
     """Open a session for an agent run and show the guid and MCP configuration to give the agent."""
+    seen = access.of_user(request.user)
+    # The agents this person may start work for: those of the projects they answer in (every one: superusers).
     tokens = AgentToken.objects.active()
+    if not seen.everything:
+        tokens = tokens.filter(project__in=list(seen.answering_ids()))
     error = ""
     if request.method == "POST":
         token = tokens.filter(pk=request.POST.get("token") or 0).first()

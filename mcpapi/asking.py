@@ -33,13 +33,15 @@ logger = logging.getLogger(__name__)
 
 
 def caller() -> tuple[AgentToken | None, str]:
-    """The token the request came with (unsaved: only its pk and name are needed)."""
+    """The token the request came with (unsaved: only its pk, name and project are needed)."""
     access = get_access_token()
     if access is None:
         # Only reachable without HTTP auth: stdio without a token.
         return None, calls.local_asker_name.get()
-    name = str((access.claims or {}).get("name", access.client_id))
-    return AgentToken(pk=int(access.client_id), name=name), name
+    claims = access.claims or {}
+    name = str(claims.get("name", access.client_id))
+    # Its project decides where its questions go (None: a token for every project).
+    return AgentToken(pk=int(access.client_id), name=name, project_id=claims.get("project")), name
 
 
 def json_result(payload: dict[str, Any], *, text: str | None = None, is_error: bool = False) -> CallToolResult:

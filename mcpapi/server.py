@@ -54,7 +54,8 @@ class TokenVerifier:
 def access_token(agent: AgentToken, raw: str) -> AccessToken:
     """What the SDK's auth context holds for a caller, over HTTP and over stdio alike."""
     # The digest, not the raw token: nothing downstream needs the secret.
-    return AccessToken(token=digest(raw), client_id=str(agent.pk), scopes=[], claims={"name": agent.name})
+    claims = {"name": agent.name, "project": agent.project_id}
+    return AccessToken(token=digest(raw), client_id=str(agent.pk), scopes=[], claims=claims)
 
 
 async def log_requests(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

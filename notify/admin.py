@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from core.admin import RecordAdmin
 from notify.models import Delivery, DeliveryAttempt, NotifyPolicy
+from projects.admin import ProjectScoped
 
 
 @admin.register(NotifyPolicy)
@@ -19,7 +20,8 @@ class AttemptInline(RecordAdmin, admin.TabularInline[DeliveryAttempt, Delivery])
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(RecordAdmin, admin.ModelAdmin[Delivery]):
+class DeliveryAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Delivery]):
+    project_path = "question__project"
     """Every step of every question's escalation: where it went, when, how it went, and each attempt."""
 
     list_display = ["question", "channel", "purpose", "target", "status", "attempts", "due_at", "sent_at", "last_error"]

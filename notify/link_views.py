@@ -14,6 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 
 from notify import steps
+from projects import access
 from questions import images, links
 from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, Question
@@ -41,6 +42,9 @@ def _open(request: HttpRequest, token: str) -> tuple[links.Link, Question] | Htt
         return _refused(request, "gone")
     if settings.HOOKBRIDGE_LINKS_NEED_LOGIN and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
+    if settings.HOOKBRIDGE_LINKS_NEED_LOGIN:
+        # Signed in for it, the person must answer in the question's project (issue 31); else as if there were none.
+        access.require(request, question.project_id)
     if not question.is_pending:
         return _refused(request, "resolved", question)
     return link, question

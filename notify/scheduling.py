@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 
 def project_of(question: Question) -> str:
-    return question.session.project if question.session_id and question.session else ""
+    return question.session.project_name if question.session_id and question.session else ""
 
 
 def steps_for(question: Question) -> list[tuple[policy.Step, str]]:

@@ -55,7 +55,7 @@ def action_value(question: Question, choice: str) -> str:
 
 def blocks(question: Question) -> list[dict[str, Any]]:
     """The message: who asks, the question, and what a person can do from Slack."""
-    where = f" · {question.session.project}" if question.session and question.session.project else ""
+    where = f" · {question.session.project_name}" if question.session and question.session.project_name else ""
     body = str(question.payload.get("title") or question.text)
     shown: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*{mrkdwn(question.asker_name)}* asks{where}"}},

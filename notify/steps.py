@@ -7,6 +7,7 @@ will be asked, and when, if nobody answers first.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -14,6 +15,7 @@ from django.utils import timezone
 from core import broadcast
 from notify import policy
 from notify.models import Delivery, Purpose, Status
+from questions.models import Question
 
 
 def line(question_id: uuid.UUID) -> str:
@@ -39,13 +41,19 @@ def fragment(question_id: uuid.UUID) -> str:
 
 def changed(question_id: uuid.UUID) -> None:
     """Every dashboard's card of the question shows its steps as they now stand."""
-    broadcast.to_dashboards(fragment(question_id))
+    project = Question.objects.filter(pk=question_id).values_list("project_id", flat=True).first()
+    if project is not None:
+        broadcast.to_dashboards(fragment(question_id), project=project)
 
 
-def pending_fragments(limit: int = 200) -> str:
-    """The steps of the waiting questions that have any, for a dashboard that (re)connects, in one message."""
+def pending_fragments(limit: int = 200, projects: Collection[int] | None = None) -> str:
+    """The steps of the waiting questions that have any, for a dashboard that (re)connects, in one message.
+
+    `projects`: of their questions only (None: every project's).
+    """
+    mine = Delivery.objects.all() if projects is None else Delivery.objects.filter(question__project__in=list(projects))
     waiting = (
-        Delivery.objects.filter(question__status="pending", purpose=Purpose.NOTIFY)
+        mine.filter(question__status="pending", purpose=Purpose.NOTIFY)
         .values_list("question_id", flat=True)
         .distinct()[:limit]
     )

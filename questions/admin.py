@@ -10,6 +10,7 @@ from django.utils.html import format_html
 
 from core.admin import RecordAdmin
 from core.formatting import duration
+from projects.admin import ProjectScoped
 from questions import exports
 from questions.models import Answer, AnswerImage, Question, SavedReply
 
@@ -40,9 +41,18 @@ class AnswerInline(RecordAdmin, StructuredAnswer, admin.StackedInline[Answer, Qu
 
 
 @admin.register(Question)
-class QuestionAdmin(RecordAdmin, admin.ModelAdmin[Question]):
-    list_display = ["__str__", "kind", "asker_name", "status", "answered_by", "time_to_answer", "created_at"]
-    list_filter = ["status", "kind", "asker_name", "answer__answered_by", "session__project", "session", "created_at"]
+class QuestionAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Question]):
+    list_display = ["__str__", "kind", "project", "asker_name", "status", "answered_by", "time_to_answer", "created_at"]
+    list_filter = [
+        ("project", admin.RelatedOnlyFieldListFilter),
+        "status",
+        "kind",
+        "asker_name",
+        "answer__answered_by",
+        "session__project_name",
+        "session",
+        "created_at",
+    ]
     actions = ["export_csv", "export_json"]
     search_fields = ["text", "answer__text", "asker_name", "answer__answered_by"]
     date_hierarchy = "created_at"
@@ -101,7 +111,8 @@ class AnswerImageInline(RecordAdmin, admin.TabularInline[AnswerImage, Answer]):
 
 
 @admin.register(Answer)
-class AnswerAdmin(RecordAdmin, StructuredAnswer, admin.ModelAdmin[Answer]):
+class AnswerAdmin(ProjectScoped, RecordAdmin, StructuredAnswer, admin.ModelAdmin[Answer]):
+    project_path = "question__project"
     inlines = [AnswerImageInline]
     list_display = ["question", "text", "answered_by", "source", "remote_addr", "created_at"]
     list_filter = ["source", "answered_by", "created_at"]

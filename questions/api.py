@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from core.jsonapi import json_error, object_body
 from core.limits import fit, with_list
+from projects import access
 from questions import images
 from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
 from questions.queue import decode_cursor, encode_cursor
@@ -30,7 +31,9 @@ def question_list(request: TokenRequest) -> HttpResponse:
 
     `next` is the URL of the following page (the same filters and a cursor), null on the last one.
     """
-    questions = Question.objects.select_related("answer").order_by("-created_at", "-pk")
+    # A token sees its project's questions (a token for every project, all of them); an agent's, only its own.
+    questions = access.of_token(request.agent_token).visible(Question.objects.all())
+    questions = questions.select_related("answer").order_by("-created_at", "-pk")
     if request.agent_token.scope == Scope.AGENT:
         questions = questions.filter(asker=request.agent_token)
     status = request.GET.get("status")
@@ -81,7 +84,8 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
     if not isinstance(answer, str | dict):
         return json_error("is required: text, or an object for structured kinds", field="answer")
 
-    question = Question.objects.filter(pk=pk).first()
+    # Another project's question is unknown here, exactly like one that never was.
+    question = access.of_token(request.agent_token).visible(Question.objects.all()).filter(pk=pk).first()
     if question is None:
         return json_error(f"no question {question_id}", status=404)
     try:
@@ -103,7 +107,7 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
 @require_POST
 @token_required(Scope.ANSWER)
 def dismiss(request: TokenRequest, question_id: uuid.UUID) -> JsonResponse:
-    question = Question.objects.filter(pk=question_id).first()
+    question = access.of_token(request.agent_token).visible(Question.objects.all()).filter(pk=question_id).first()
     if question is None:
         return json_error(f"no question {question_id}", status=404)
     try:

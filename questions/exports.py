@@ -39,7 +39,7 @@ def row(question: Question) -> dict[str, Any]:
         "answeredAt": answer.get("answeredAt"),
         "answeredFrom": answer.get("answeredFrom"),
         "session": data["session"],
-        "project": question.session.project if question.session else None,
+        "project": question.session.project_name if question.session else None,
     }
 
 

@@ -36,7 +36,8 @@ class HistoryFilter(forms.Form):
         if data["asker"]:
             found = found.filter(asker_name__icontains=data["asker"])
         if data["project"]:
-            found = found.filter(session__project=data["project"])
+            # The project a person is a member of, or the one its agent named.
+            found = found.filter(Q(project__name=data["project"]) | Q(session__project_name=data["project"]))
         if data["since"]:
             found = found.filter(created_at__gte=timezone.make_aware(datetime.combine(data["since"], time.min)))
         if data["until"]:

@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 
 from core import broadcast
 from lifecycle import live as lifecycle_live
+from projects.models import Membership, Role
 from questions import signals
 from questions.models import Answer, Question
 from questions.queue import card_html
@@ -23,11 +24,15 @@ from questions.wakeups import question_group, wake_up
 
 @receiver(signals.question_asked)
 def question_asked(sender: Any, question: Question, **kwargs: Any) -> None:
-    html = render_to_string(
-        "questions/card.html#question-added",
-        {"card": card_html(question, announce=True), "pending_count": Question.objects.pending().count()},
-    )
-    broadcast.to_dashboards(html)
+    card = card_html(question, announce=True)
+    added = "questions/card.html#question-added"
+    html = render_to_string(added, {"card": card, "pending_count": Question.objects.pending().count()})
+    # Dashboards that see some projects count for themselves; their viewers get a card without the answer form.
+    item = render_to_string(added, {"card": card})
+    view = None
+    if Membership.objects.filter(project=question.project_id, role=Role.VIEWER).exists():
+        view = render_to_string(added, {"card": card_html(question, announce=True, read_only=True)})
+    broadcast.to_dashboards(html, project=question.project_id, item=item, view=view, recount=True)
     _touch_session(question)
 
 
@@ -44,7 +49,7 @@ def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -
     """
     question = Question.objects.get(pk=question_id)
     html = render_to_string("questions/card.html#agent-state", {"question": question, "oob": True})
-    broadcast.to_dashboards(html)
+    broadcast.to_dashboards(html, project=question.project_id)
     _touch_session(question)
 
 
@@ -52,13 +57,15 @@ def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -
 def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     """Only the card's claim line changes: a person typing into the card elsewhere keeps what they typed."""
     question = Question.objects.get(pk=question_id)
-    broadcast.to_dashboards(render_to_string("questions/card.html#claim", {"question": question, "oob": True}))
+    html = render_to_string("questions/card.html#claim", {"question": question, "oob": True})
+    broadcast.to_dashboards(html, project=question.project_id)
 
 
 @receiver(signals.questions_changed)
 def dashboards_resync(sender: Any, **kwargs: Any) -> None:
     """Every open dashboard fetches its whole current state (after a change to many questions at once)."""
     broadcast.send(broadcast.DASHBOARD_GROUP, {"type": "state.resync"})
+    broadcast.send(broadcast.PARTIAL_GROUP, {"type": "state.resync"})
 
 
 @receiver(signals.question_resolved)
@@ -66,9 +73,8 @@ def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None
     # Wake the waiting call first: it is what an agent is blocked on. An answer goes with it.
     broadcast.send(question_group(question_id), wake_up(answer))
     question = Question.as_resolved(question_id, answer)
-    html = render_to_string(
-        "questions/card.html#question-removed",
-        {"question": question, "pending_count": Question.objects.pending().count()},
-    )
-    broadcast.to_dashboards(html)
+    removed = "questions/card.html#question-removed"
+    html = render_to_string(removed, {"question": question, "pending_count": Question.objects.pending().count()})
+    item = render_to_string(removed, {"question": question})
+    broadcast.to_dashboards(html, project=question.project_id, item=item, recount=True)
     _touch_session(question)

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
+from projects.models import InProject, InProjectQuerySet, Project
 from questions import kinds, signals, wording
 from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
@@ -80,7 +81,7 @@ def fingerprint(
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-class QuestionQuerySet(models.QuerySet["Question"]):
+class QuestionQuerySet(InProjectQuerySet["Question"]):
     def pending(self) -> QuestionQuerySet:
         return self.filter(status=Status.PENDING).order_by("created_at")
 
@@ -97,7 +98,7 @@ class QuestionQuerySet(models.QuerySet["Question"]):
         return self.exclude(status=Status.PENDING).order_by("-resolved_at", "-created_at")
 
 
-class Question(models.Model):
+class Question(InProject):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=32, choices=kinds.choices, default=Kind.QUESTION.value)
     text = models.TextField("question")
@@ -255,6 +256,7 @@ class Question(models.Model):
         session: AgentSession | None = None,
         key: str | None = None,
         new_id: uuid.UUID | None = None,
+        project: Project | None = None,
     ) -> tuple[Question, bool]:
         """Create a pending question, or re-attach to the same asker's identical one.
 
@@ -292,9 +294,18 @@ class Question(models.Model):
                     raise RateLimited(
                         f"rate limit: at most {limit} new questions a minute per token; try again shortly"
                     )
+            session = session or AgentSession.active_for(asker)
             question = cls.objects.create(
                 id=new_id or uuid.uuid4(),
-                session=session or AgentSession.active_for(asker),
+                session=session,
+                # Its session's project; without one, its token's (or the default).
+                project_id=(
+                    project.pk
+                    if project
+                    else session.project_id
+                    if session
+                    else Project.for_agent(asker.project_id if asker else None)
+                ),
                 kind=kind,
                 text=text,
                 options=options,

@@ -18,6 +18,8 @@ from django.db.models import Q
 from django.template.loader import render_to_string
 
 from core.limits import fit, size_of
+from projects import access
+from projects.models import Role
 from questions.models import WITH_DEADLINE, Question, QuestionQuerySet
 
 # A card over this is shown cut down: a page must hold at least one card and the rest of the state.
@@ -43,8 +45,10 @@ def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID] | None:
         return None
 
 
-def card_html(question: Question, *, announce: bool = False) -> str:
-    html = render_to_string("questions/card.html#question-card", {"question": question, "announce": announce})
+def card_html(question: Question, *, announce: bool = False, read_only: bool = False) -> str:
+    """The card; `read_only`: for a viewer, who sees the question and may not answer it."""
+    context = {"question": question, "announce": announce, "read_only": read_only}
+    html = render_to_string("questions/card.html#question-card", context)
     if size_of(html) > CARD_MAX_BYTES:
         html = render_to_string("questions/card.html#question-card-too-large", {"question": question})
     return html
@@ -58,29 +62,41 @@ class QueuePage:
     cursor: str | None = None
 
 
-def pending_after(after: tuple[datetime, uuid.UUID] | None) -> QuestionQuerySet:
+def pending_after(
+    after: tuple[datetime, uuid.UUID] | None, seen: access.Access = access.EVERYTHING
+) -> QuestionQuerySet:
     """The pending questions without a deadline, oldest first, after the cursor (those with one lead the first page)."""
-    pending = Question.objects.pending().exclude(WITH_DEADLINE).select_related("session").order_by("created_at", "pk")
+    pending = (
+        seen.visible(Question.objects.pending())
+        .exclude(WITH_DEADLINE)
+        .select_related("session")
+        .order_by("created_at", "pk")
+    )
     if after is not None:
         created_at, pk = after
         pending = pending.filter(Q(created_at__gt=created_at) | Q(created_at=created_at, pk__gt=pk))
     return pending
 
 
-def urgent() -> list[Question]:
+def urgent(seen: access.Access = access.EVERYTHING) -> list[Question]:
     """The pending questions someone gives up on at a known time, soonest first (issue 29: triage order)."""
-    found = list(Question.objects.pending().with_deadline().select_related("session")[: settings.HOOKBRIDGE_QUEUE_PAGE])
+    found = list(
+        seen.visible(Question.objects.pending())
+        .with_deadline()
+        .select_related("session")[: settings.HOOKBRIDGE_QUEUE_PAGE]
+    )
     return sorted(found, key=lambda question: (question.deadline, question.created_at))
 
 
-def page(after: tuple[datetime, uuid.UUID] | None = None) -> QueuePage:
+def page(after: tuple[datetime, uuid.UUID] | None = None, seen: access.Access = access.EVERYTHING) -> QueuePage:
     """The cards that fit in one message: on the first page, those with a deadline (soonest first), then the
     oldest of the rest; after the cursor, the next of the rest.
     """
-    leading = urgent() if after is None else []
-    pending = pending_after(after)
+    leading = urgent(seen) if after is None else []
+    pending = pending_after(after, seen)
     candidates = [*leading, *pending[: settings.HOOKBRIDGE_QUEUE_PAGE]]
-    cards, taken = fit(candidates, card_html)
+    looks_only = {pk for pk, role in seen.roles.items() if role == Role.VIEWER} if not seen.everything else set()
+    cards, taken = fit(candidates, lambda question: card_html(question, read_only=question.project_id in looks_only))
     if taken == 0:
         return QueuePage()
     rest_taken = max(taken - len(leading), 0)

@@ -6,12 +6,14 @@ import uuid
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST, require_safe
 
 from core.htmx import HtmxHttpRequest
+from projects import access
 from questions import exports, images, queue, replies
 from questions.forms import HistoryFilter
 from questions.kinds import InvalidAnswer
@@ -28,7 +30,8 @@ def _closed(request: HttpRequest, exc: AlreadyResolved) -> HttpResponse:
 @require_POST
 @login_required
 def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
-    question = get_object_or_404(Question, pk=question_id)
+    question = access.visible_or_404(request, Question.objects.all(), pk=question_id)
+    access.require(request, question.project_id)
     form = question.kind_spec.form(question, request.POST)
     if not form.is_valid() or form.reply is None:
         context = {"question": question, "form": form}
@@ -68,7 +71,12 @@ def sample(request: HtmxHttpRequest) -> HttpResponse:
     """Ask the built-in demo agent's question: its card reaches every open dashboard as any new question does."""
     # A key of its own each time: a sample answered before is not the "same question asked again".
     key = f"sample-{uuid.uuid4()}"
-    Question.ask(asker=None, asker_name=SAMPLE_ASKER, text=SAMPLE_TEXT, options=SAMPLE_OPTIONS, key=key)
+    project = access.answering_project(request.user)
+    if project is None:
+        raise PermissionDenied("A sample question needs the answerer role in some project.")
+    Question.ask(
+        asker=None, asker_name=SAMPLE_ASKER, text=SAMPLE_TEXT, options=SAMPLE_OPTIONS, key=key, project=project
+    )
     return HttpResponse(status=204)
 
 
@@ -85,7 +93,9 @@ def _pasted_images(request: HttpRequest) -> list[images.Image]:
 @login_required
 def answer_image(request: HttpRequest, answer_id: int, number: int) -> HttpResponse:
     """An image given with an answer, for the history and the question's page (`number` counts from 1)."""
-    image = get_object_or_404(AnswerImage, answer_id=answer_id, position=number - 1)
+    image = access.visible_or_404(
+        request, AnswerImage.objects.all(), "answer__question__project", answer_id=answer_id, position=number - 1
+    )
     response = HttpResponse(bytes(image.data), content_type=image.mime_type)
     # Only ever an image: checked from its bytes when kept, and never sniffed as anything else.
     response["X-Content-Type-Options"] = "nosniff"
@@ -98,7 +108,8 @@ def answer_image(request: HttpRequest, answer_id: int, number: int) -> HttpRespo
 @login_required
 def claim(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     """The person is answering this question: every dashboard says so (the push renders the line)."""
-    question = get_object_or_404(Question, pk=question_id)
+    question = access.visible_or_404(request, Question.objects.all(), pk=question_id)
+    access.require(request, question.project_id)
     try:
         question.claim(by=request.user.get_username())
     except AlreadyResolved as exc:
@@ -109,7 +120,8 @@ def claim(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
 @require_POST
 @login_required
 def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
-    question = get_object_or_404(Question, pk=question_id)
+    question = access.visible_or_404(request, Question.objects.all(), pk=question_id)
+    access.require(request, question.project_id)
     try:
         question.dismiss(by=request.user.get_username())
     except AlreadyResolved as exc:
@@ -121,9 +133,10 @@ def dismiss(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
 @login_required
 def detail(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     """One question: answerable while pending, otherwise what became of it and why."""
-    question = get_object_or_404(Question.objects.select_related("answer"), pk=question_id)
+    question = access.visible_or_404(request, Question.objects.select_related("answer"), pk=question_id)
     context = {
         "question": question,
+        "read_only": not access.of_request(request).may_answer(question.project_id),
         "reattach_minutes": round(settings.HOOKBRIDGE_REATTACH_WINDOW / 60),
         "replies": replies.for_person(request.user),
     }
@@ -137,7 +150,8 @@ def pending_page(request: HtmxHttpRequest) -> HttpResponse:
     after = queue.decode_cursor(request.GET.get("after", ""))
     if after is None:
         return HttpResponse("after: not a cursor of the queue; reload the page", status=400, content_type="text/plain")
-    return render(request, "questions/card.html#pending-page", {"queue": queue.page(after)})
+    seen = access.of_request(request)
+    return render(request, "questions/card.html#pending-page", {"queue": queue.page(after, seen)})
 
 
 @require_safe
@@ -145,7 +159,7 @@ def pending_page(request: HtmxHttpRequest) -> HttpResponse:
 def history(request: HtmxHttpRequest) -> HttpResponse:
     """Past questions, newest first, filtered; ?format=csv or json exports what the filters select."""
     filters = HistoryFilter(request.GET)
-    questions = filters.questions()
+    questions = access.of_request(request).visible(filters.questions())
     export = request.GET.get("format")
     if export in ("csv", "json"):
         body = exports.as_csv(questions) if export == "csv" else exports.as_json(questions)

@@ -199,10 +199,13 @@ class LiveServer:
         async with self.login() as browser:
             return await browser.post(f"/questions/{question_id}/answer", data=form)
 
-    async def wait_for_question(self, text: str, status: str = "pending", timeout: float = 15) -> dict[str, Any]:
+    async def wait_for_question(
+        self, text: str, status: str = "pending", timeout: float = 15, token_name: str = "answer-bot"
+    ) -> dict[str, Any]:
+        """The question as the JSON API shows it, once it is there (`token_name`: an answering token that sees it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for question in await self.questions():
+            for question in await self.questions(token_name=token_name):
                 if question["question"] == text and question["status"] == status:
                     return question
             await asyncio.sleep(0.05)

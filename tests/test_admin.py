@@ -44,7 +44,7 @@ def history(db: None) -> Question:
         "/admin/questions/answer/",
         "/admin/lifecycle/lifecycleevent/?event_type__exact=plan-started",
         "/admin/tokens/agenttoken/",
-        "/admin/lifecycle/agentsession/?project=web",
+        "/admin/lifecycle/agentsession/?project_name=web",
         "/admin/questions/question/?answer__answered_by=agent-a",
         "/admin/questions/question/?kind__exact=question&created_at__year=2026",
     ],

@@ -10,7 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from tests import migration_check
+from tests import migration_check, migration_projects_check
 from tests.live import ROOT
 from tests.team import fresh_postgres_database, require_team_services
 
@@ -41,3 +41,24 @@ def test_it_keeps_every_row_and_token_on_postgresql() -> None:
         )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "every row and token survived the move" in done.stdout
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_moves_every_row_and_person_into_the_default_project() -> None:
+    migration_projects_check.run()
+
+
+@pytest.mark.team
+def test_it_moves_every_row_into_the_default_project_on_postgresql() -> None:
+    require_team_services()
+    with fresh_postgres_database() as url:
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.migration_projects_check"],
+            cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "every row landed in the default project" in done.stdout

@@ -49,7 +49,7 @@ def test_new_session_shows_the_guid_and_the_mcp_configuration(logged_in: Client,
     assert "/mcp/progress+maxsim" in page
     assert "Authorization: Bearer" in page
     assert session.token == token
-    assert session.project == "web"
+    assert session.project_name == "web"
 
 
 def test_new_session_needs_a_token(logged_in: Client, token: AgentToken) -> None:

@@ -6,24 +6,45 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from projects import access
+from projects.admin import ProjectScoped
+from projects.models import Role
 from tokens.models import AgentToken
 
 
 @admin.register(AgentToken)
-class AgentTokenAdmin(admin.ModelAdmin[AgentToken]):
-    list_display = ["name", "scope", "user", "oauth_client", "prefix", "created_at", "last_used_at", "is_active"]
-    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter), ("oauth_client", admin.EmptyFieldListFilter)]
+class AgentTokenAdmin(ProjectScoped, admin.ModelAdmin[AgentToken]):
+    """Superusers: every token, and tokens for every project (empty project). A project's admins: its tokens."""
+
+    list_display = [
+        "name",
+        "scope",
+        "project",
+        "user",
+        "oauth_client",
+        "prefix",
+        "created_at",
+        "last_used_at",
+        "is_active",
+    ]
+    list_filter = [
+        "scope",
+        ("project", admin.RelatedOnlyFieldListFilter),
+        ("revoked_at", admin.EmptyFieldListFilter),
+        ("oauth_client", admin.EmptyFieldListFilter),
+    ]
     search_fields = ["name", "prefix", "user__username"]
-    list_select_related = ["user", "oauth_client"]
+    list_select_related = ["user", "oauth_client", "project"]
     readonly_fields = ["prefix", "created_at", "last_used_at", "user", "oauth_client"]
     actions = ["revoke"]
 
     def get_fields(self, request: HttpRequest, obj: AgentToken | None = None) -> list[Any]:
         if obj is None:
-            return ["name", "scope", "expires_at"]
+            return ["name", "scope", "project", "expires_at"]
         return [
             "name",
             "scope",
+            "project",
             "user",
             "oauth_client",
             "prefix",
@@ -32,6 +53,36 @@ class AgentTokenAdmin(admin.ModelAdmin[AgentToken]):
             "expires_at",
             "revoked_at",
         ]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "project" and not request.user.is_superuser:
+            # A project's admin makes tokens for that project; a token for every project is a superuser's.
+            kwargs["queryset"] = access.projects_with(request.user, Role.ADMIN)
+            kwargs["required"] = True
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def has_view_permission(self, request: HttpRequest, obj: AgentToken | None = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self._may_manage(request, None)
+
+    def has_change_permission(self, request: HttpRequest, obj: AgentToken | None = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: AgentToken | None = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._may_manage(request, None)
+
+    def _may_manage(self, request: HttpRequest, obj: AgentToken | None) -> bool:
+        seen = access.of_user(request.user)
+        if not request.user.is_staff:
+            return False
+        if obj is None:
+            return seen.may_anywhere(Role.ADMIN)
+        return (obj.project_id is not None and seen.may(obj.project_id, Role.ADMIN)) or seen.everything
 
     @admin.display(boolean=True, description="Active")
     def is_active(self, obj: AgentToken) -> bool:

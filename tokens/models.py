@@ -18,6 +18,7 @@ from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
 from core import jsonapi
+from projects.models import Project
 
 TOKEN_PREFIX = "hb_"
 LAST_USED_PRECISION = timedelta(minutes=1)
@@ -65,6 +66,15 @@ class AgentToken(models.Model):
         on_delete=models.CASCADE,
         related_name="agent_tokens",
     )
+    # The one project its agent works in, and an answering token answers in; empty: every project (a team's bot).
+    project = models.ForeignKey(
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="tokens",
+        help_text="The project its work belongs to; empty: every project (a bot for the whole team).",
+    )
 
     objects = AgentTokenQuerySet.as_manager()
 
@@ -80,9 +90,19 @@ class AgentToken(models.Model):
 
     @classmethod
     def issue(
-        cls, name: str, *, scope: str = Scope.AGENT, expires_at: datetime | None = None, user: Any = None
+        cls,
+        name: str,
+        *,
+        scope: str = Scope.AGENT,
+        expires_at: datetime | None = None,
+        user: Any = None,
+        project: Project | None = None,
+        all_projects: bool = False,
     ) -> tuple[AgentToken, str]:
-        """Create a token; the raw value is returned once and never stored."""
+        """Create a token; the raw value is returned once and never stored.
+
+        It works in `project` (default: the default project), or in every project with `all_projects`.
+        """
         name = name.strip()
         if not name:
             raise ValueError("a token needs a name")
@@ -92,7 +112,10 @@ class AgentToken(models.Model):
             raise ValueError(problem)
         if scope not in Scope.values:
             raise ValueError(f"scope must be one of {', '.join(Scope.values)}")
-        token = cls(name=name, scope=scope, expires_at=expires_at, user=user)
+        if all_projects and project is not None:
+            raise ValueError("a token works in one project or in all of them, not both")
+        bound = None if all_projects else (project or Project.default())
+        token = cls(name=name, scope=scope, expires_at=expires_at, user=user, project=bound)
         raw = token.set_new_secret()
         token.save()
         return token, raw
@@ -121,7 +144,7 @@ class AgentToken(models.Model):
             type(self).objects.filter(pk=self.pk).update(last_used_at=now)
 
     @classmethod
-    def for_oauth_grant(cls, user: Any, client: Any) -> AgentToken:
+    def for_oauth_grant(cls, user: Any, client: Any, project: Project | None = None) -> AgentToken:
         """The agent a person's OAuth client acts as: one per person and client, named after both.
 
         It has a secret nobody knows, so only the authorization server's access tokens reach it;
@@ -130,6 +153,10 @@ class AgentToken(models.Model):
         mine = cls.objects.filter(user=user, oauth_client=client, revoked_at__isnull=True).order_by("created_at")
         token = mine.first()
         if token is not None:
+            if project is not None and token.project_id != project.pk:
+                # The person approved it again, for another project: its work goes there from now on.
+                token.project = project
+                token.save(update_fields=["project"])
             return token
         # Two first calls at once (a client's parallel requests) must not make two agents: the
         # client's row is locked while one looks again and creates.
@@ -139,6 +166,7 @@ class AgentToken(models.Model):
             if token is None:
                 token = cls(name=f"{user.get_username()}'s {client.name or 'agent'}"[:NAME_LENGTH], user=user)
                 token.oauth_client = client
+                token.project = project or Project.default()
                 token.set_new_secret()
                 token.save()
         return token

@@ -12,11 +12,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from oauth2_provider import views as oauth_views
+from oauth2_provider.models import get_application_model
 
+from projects import access
+from projects.models import Project
 from tokens import oauth
+from tokens.models import AgentToken
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -64,6 +69,11 @@ def _refused(request: HttpRequest) -> dict[str, str] | None:
     return None
 
 
+def _preselected(projects: list[Project]) -> Project | None:
+    """The default project, where the person may work in it; else their first."""
+    return next((project for project in projects if project.is_default), projects[0] if projects else None)
+
+
 class Authorize(oauth_views.AuthorizationView):
     template_name = "tokens/authorize.html"
 
@@ -81,4 +91,27 @@ class Authorize(oauth_views.AuthorizationView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)
         context["resource"] = oauth.mcp_resource(_base(self.request))
+        projects = list(access.projects_with(self.request.user, settings.HOOKBRIDGE_TOKEN_ROLE))
+        context["projects"] = projects
+        context["chosen_project"] = _preselected(projects)
+        context["token_role"] = settings.HOOKBRIDGE_TOKEN_ROLE
         return context
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        """Allowed: the client's agent works in the project chosen (issue 31), then the library issues the code."""
+        if form.cleaned_data.get("allow"):
+            allowed = access.projects_with(self.request.user, settings.HOOKBRIDGE_TOKEN_ROLE)
+            chosen = self.request.POST.get("project")
+            if chosen is None:  # a form without the choice (the page always sends it): what it preselects
+                project = _preselected(list(allowed))
+            else:
+                project = allowed.filter(pk=int(chosen)).first() if chosen.isdigit() else None
+            client = get_application_model().objects.filter(client_id=form.cleaned_data.get("client_id")).first()
+            if project is None or client is None:
+                form.add_error(None, "project: choose one of your projects for this agent to work in.")
+                response: HttpResponse = self.form_invalid(form)
+                response.status_code = 400
+                return response
+            AgentToken.for_oauth_grant(self.request.user, client, project)
+        allowed_response: HttpResponse = super().form_valid(form)
+        return allowed_response

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from projects import access
 from tokens.models import AgentToken
 
 
@@ -19,8 +22,20 @@ def mcp_url(request: HttpRequest) -> str:
 @require_POST
 @login_required
 def create_for_me(request: HttpRequest) -> HttpResponse:
+    allowed = access.projects_with(request.user, settings.HOOKBRIDGE_TOKEN_ROLE)
+    chosen = request.POST.get("project", "")
+    if chosen:
+        project = allowed.filter(pk=int(chosen)).first() if chosen.isdigit() else None
+    else:
+        # The dashboard's first-run button names none: the default project, where the person may.
+        project = allowed.filter(is_default=True).first() or allowed.first()
+    if project is None:
+        raise PermissionDenied(
+            f"Making an agent token needs the {settings.HOOKBRIDGE_TOKEN_ROLE} role in that project; "
+            "a project's admin can give it to you."
+        )
     # An agent-scope token, named after the person: it can ask questions and report progress, nothing more.
-    token, raw = AgentToken.issue(f"{request.user.get_username()}'s agent"[:100], user=request.user)
+    token, raw = AgentToken.issue(f"{request.user.get_username()}'s agent"[:100], user=request.user, project=project)
     context = {"token": token, "raw": raw, "mcp_url": mcp_url(request)}
     return render(request, "tokens/connect.html#token-created", context)
 
@@ -28,7 +43,7 @@ def create_for_me(request: HttpRequest) -> HttpResponse:
 @login_required
 def connected(request: HttpRequest) -> HttpResponse:
     """The person's agents: tokens they made here and clients they signed in, each with a Disconnect button."""
-    agents = AgentToken.objects.active().filter(user=request.user)  # type: ignore[misc]  # login_required: a User.select_related("oauth_client")
+    agents = AgentToken.objects.active().filter(user=request.user).select_related("oauth_client", "project")  # type: ignore[misc]  # login_required: a User
     return render(request, "tokens/connected.html", {"agents": agents, "mcp_url": mcp_url(request)})
 
 

@@ -1,0 +1,97 @@
+"""Projects and their members in the admin; and the mixin that cuts every admin list to a person's projects.
+
+Superusers see and edit everything. Other staff see the rows of their projects only, and edit
+a project's members (and its tokens, in tokens.admin) where they are its admin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from projects import access
+from projects.models import Membership, Project, Role
+
+
+class ProjectScoped:
+    """An admin list of one person's projects' rows; `project_path`: the path from a row to its project."""
+
+    project_path = "project"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        queryset: QuerySet[Any] = super().get_queryset(request)  # type: ignore[misc]
+        return access.of_user(request.user).visible(queryset, self.project_path)
+
+
+class MembershipInline(admin.TabularInline[Membership, Project]):
+    model = Membership
+    extra = 1
+    fields = ["user", "role", "created_at"]
+    readonly_fields = ["created_at"]
+
+    # A project's admins manage its members without Django's model permissions (ProjectAdmin shows the
+    # inline only to them).
+    def _admin_of(self, request: HttpRequest, obj: Project | None) -> bool:
+        return obj is not None and access.of_user(request.user).may(obj.pk, Role.ADMIN)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+
+@admin.register(Project)
+class ProjectAdmin(ProjectScoped, admin.ModelAdmin[Project]):
+    project_path = "pk"
+    list_display = ["name", "is_default", "member_count", "created_at"]
+    search_fields = ["name"]
+    readonly_fields = ["is_default", "created_at"]
+    inlines = [MembershipInline]
+
+    @admin.display(description="Members")
+    def member_count(self, obj: Project) -> int:
+        return obj.memberships.count()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_change_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
+        # A project's admins manage its members; only superusers rename projects or make new ones.
+        if obj is None:
+            return super().has_change_permission(request, obj) or access.of_user(request.user).may_anywhere(Role.ADMIN)
+        return access.of_user(request.user).may(obj.pk, Role.ADMIN)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
+        # The default project catches what names no other: it stays. Others go only when nothing is theirs (PROTECT).
+        return bool(request.user.is_superuser) and (obj is None or not obj.is_default)
+
+    def has_view_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
+        if obj is None:
+            return access.of_user(request.user).may_anywhere(Role.VIEWER)
+        return access.of_user(request.user).sees(obj.pk)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_staff)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None) -> list[str]:
+        fixed = list(self.readonly_fields)
+        return fixed if request.user.is_superuser else [*fixed, "name"]
+
+    def get_inline_instances(self, request: HttpRequest, obj: Project | None = None) -> list[Any]:
+        if obj is not None and not access.of_user(request.user).may(obj.pk, Role.ADMIN):
+            return []
+        return super().get_inline_instances(request, obj)
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        access.forget(request.user)
