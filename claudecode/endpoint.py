@@ -104,7 +104,9 @@ async def _read_call(receive: Receive) -> HookCall:
 async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Receive, send: Send, t0: float) -> None:
     asks = call.event == "PermissionRequest" or (call.event == "PreToolUse" and approve)
     if asks or call.event == "PreToolUse":
-        ruled = await policy.decide_by_rule(call.tool_name, call.tool_input, call.cwd, since=t0)
+        ruled = await policy.decide_by_rule(
+            call.tool_name, call.tool_input, call.cwd, since=t0, project_id=token.project_id
+        )
         if ruled is not None and (asks or ruled.rule.action == "deny"):
             # Decided without a person: answered first, written after (the host is not kept waiting on a write).
             await send_json(send, 200, host_answer(call, ruled.decision, by=ruled.rule.label))

@@ -11,6 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from projects.models import Project
+
 
 class Action(models.TextChoices):
     ALLOW = "allow", "Allow"
@@ -32,7 +34,7 @@ def input_text(tool_name: str, tool_input: Any) -> str:
 
 
 class ApprovalRule(models.Model):
-    """Tool name pattern + input pattern (+ project) -> allow or deny; the first matching rule decides."""
+    """Tool name pattern + input pattern (+ project, + folder) -> allow or deny; the first matching rule decides."""
 
     position = models.PositiveIntegerField(default=100, help_text="Rules are tried in this order, lowest first.")
     tool_pattern = models.CharField(
@@ -47,10 +49,18 @@ class ApprovalRule(models.Model):
         help_text="A regular expression searched for in the input (a Bash command as typed, other input as JSON); "
         "empty: any input. Anchor it (^npm test$) to match a whole command.",
     )
-    project = models.CharField(
+    project = models.ForeignKey(
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Only for this project's agents; empty: every project's (a superuser's rule).",
+    )
+    folder = models.CharField(
         max_length=500,
         blank=True,
-        help_text="Only for agents working in this folder (or below it); empty: every project.",
+        help_text="Only for agents working in this folder (or below it); empty: any folder.",
     )
     action = models.CharField(max_length=8, choices=Action.choices)
     message = models.CharField(
@@ -77,19 +87,29 @@ class ApprovalRule(models.Model):
 class CompiledRule:
     """A rule ready to match in microseconds: patterns compiled once per process (see policy)."""
 
-    __slots__ = ("action", "input", "label", "message", "pk", "project", "tool")
+    __slots__ = ("action", "folder", "input", "label", "message", "pk", "project_id", "project_name", "tool")
 
     def __init__(self, rule: ApprovalRule) -> None:
         self.pk = rule.pk
         self.tool = re.compile(rule.tool_pattern)
         self.input = re.compile(rule.input_pattern) if rule.input_pattern else None
-        self.project = rule.project.rstrip("/")
+        self.folder = rule.folder.rstrip("/")
+        # Its project, and the project's name: an agent whose token works in every project is in the project its
+        # folder is named for (projects.models.Project.for_agent), and the rule matches without a query.
+        self.project_id = rule.project_id
+        self.project_name = rule.project.name.lower() if rule.project_id is not None and rule.project else ""
         self.action = rule.action
         self.message = rule.message
         self.label = f"rule {rule}"
 
-    def matches(self, tool_name: str, text: str, cwd: str) -> bool:
-        if self.project and not (cwd == self.project or PurePosixPath(cwd).is_relative_to(self.project)):
+    def matches(self, tool_name: str, text: str, cwd: str, project_id: int | None = None) -> bool:
+        """`project_id`: the agent's token's project (None: a token for every project, placed by its folder)."""
+        if self.project_id is not None:
+            if project_id is not None and project_id != self.project_id:
+                return False
+            if project_id is None and PurePosixPath(cwd).name.lower() != self.project_name:
+                return False
+        if self.folder and not (cwd == self.folder or PurePosixPath(cwd).is_relative_to(self.folder)):
             return False
         if not self.tool.fullmatch(tool_name):
             return False

@@ -33,26 +33,28 @@ def rules() -> list[CompiledRule]:
     """The enabled rules, in order (reads the database when this process's copy is stale)."""
     found = cached()
     if found is None:
-        found = [CompiledRule(rule) for rule in ApprovalRule.objects.filter(enabled=True)]
+        found = [CompiledRule(rule) for rule in ApprovalRule.objects.filter(enabled=True).select_related("project")]
         state.approval_rules, state.approval_rules_read_at = found, time.monotonic()
     return found
 
 
-def decide(tool_name: str, tool_input: Any, cwd: str, compiled: list[CompiledRule]) -> CompiledRule | None:
+def decide(
+    tool_name: str, tool_input: Any, cwd: str, compiled: list[CompiledRule], project_id: int | None = None
+) -> CompiledRule | None:
     """The first of `compiled` that matches this tool use, or None: a person decides."""
     text = input_text(tool_name, tool_input)
     for rule in compiled:
-        if rule.matches(tool_name, text, cwd):
+        if rule.matches(tool_name, text, cwd, project_id):
             return rule
     return None
 
 
-async def matching(tool_name: str, tool_input: Any, cwd: str) -> CompiledRule | None:
+async def matching(tool_name: str, tool_input: Any, cwd: str, project_id: int | None = None) -> CompiledRule | None:
     """The rule that decides this tool use, if any; the database is read only when this process's copy is stale."""
     compiled = cached()
     if compiled is None:
         compiled = await database_sync_to_async(rules)()
-    return decide(tool_name, tool_input, cwd, compiled)
+    return decide(tool_name, tool_input, cwd, compiled, project_id)
 
 
 @dataclass(frozen=True)
@@ -71,14 +73,16 @@ class RuleDecision:
         return {"behavior": "allow"}
 
 
-async def decide_by_rule(tool_name: str, tool_input: Any, cwd: str, *, since: float) -> RuleDecision | None:
+async def decide_by_rule(
+    tool_name: str, tool_input: Any, cwd: str, *, since: float, project_id: int | None = None
+) -> RuleDecision | None:
     """The team's decision on a tool use, if a rule makes one; None: a person decides.
 
     Both ways an approval is asked (Claude Code's PermissionRequest hook, the permission-prompt
     tool) decide here. `since` is time.perf_counter() when the request was in hand: a rule's
     time is counted from there, and history shows it.
     """
-    rule = await matching(tool_name, tool_input, cwd)
+    rule = await matching(tool_name, tool_input, cwd, project_id)
     if rule is None:
         return None
     decided_in_us = (time.perf_counter() - since) * 1e6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -24,5 +25,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "mcp_url": mcp_url(request),
         "hooks_configured": bool(discovered().hooks),
         "replies": replies.for_person(request.user),
+        "may_connect": access.projects_with(request.user, settings.HOOKBRIDGE_TOKEN_ROLE).exists(),
+        "token_role": settings.HOOKBRIDGE_TOKEN_ROLE,
     }
     return render(request, "dashboard/dashboard.html", {**context, **choices, **extra})

@@ -29,7 +29,11 @@ def _valid_policy(text: str) -> None:
 class NotifyPolicy(models.Model):
     """A project's own escalation, instead of HOOKBRIDGE_NOTIFY."""
 
-    project = models.CharField(max_length=200, unique=True, help_text="As agents' sessions name it.")
+    project = models.CharField(
+        max_length=200,
+        unique=True,
+        help_text="A project's name (its admins keep its policy), or a project as agents' sessions name it.",
+    )
     steps = models.CharField(
         max_length=200, validators=[_valid_policy], help_text="channel@delay, in order: slack@0s,email@10m"
     )

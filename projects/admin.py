@@ -26,6 +26,41 @@ class ProjectScoped:
         return access.of_user(request.user).visible(queryset, self.project_path)
 
 
+class ManagedPerProject(ProjectScoped):
+    """Rows a project's admins manage (its tokens, its team rules): superusers manage every row, and the rows
+    of no project (every project's); a project's admins, their projects' rows, without Django's model permissions.
+    """
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "project" and not request.user.is_superuser:
+            kwargs["queryset"] = access.projects_with(request.user, Role.ADMIN)
+            kwargs["required"] = True
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def _may_manage(self, request: HttpRequest, obj: Any) -> bool:
+        if not request.user.is_staff:
+            return False
+        seen = access.of_user(request.user)
+        if obj is None:
+            return seen.may_anywhere(Role.ADMIN)
+        return seen.everything or (obj.project_id is not None and seen.may(obj.project_id, Role.ADMIN))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self._may_manage(request, None)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._may_manage(request, obj)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self._may_manage(request, None)
+
+
 class MembershipInline(admin.TabularInline[Membership, Project]):
     model = Membership
     extra = 1

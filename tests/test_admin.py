@@ -153,7 +153,15 @@ def test_a_rules_decision_shows_which_rule_and_its_own_time(admin_client: Client
 def test_an_admin_cannot_save_a_rule_that_would_break_matching(admin_client: Client, db: None) -> None:
     response = admin_client.post(
         "/admin/claudecode/approvalrule/add/",
-        {"position": "1", "tool_pattern": "Bash(", "input_pattern": "", "project": "", "action": "deny", "message": ""},
+        {
+            "position": "1",
+            "tool_pattern": "Bash(",
+            "input_pattern": "",
+            "project": "",
+            "folder": "",
+            "action": "deny",
+            "message": "",
+        },
     )
     assert response.status_code == 200
     page = response.content.decode()

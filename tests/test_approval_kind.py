@@ -124,7 +124,7 @@ def test_the_first_matching_rule_decides() -> None:
     rules = [
         rule(pk=1, tool_pattern="Bash", input_pattern="rm -rf", action="deny", message="no"),
         rule(pk=2, tool_pattern="Bash", input_pattern="^npm (test|run lint)$", action="allow"),
-        rule(pk=3, tool_pattern="Edit|Write", project="/home/dev/shop", action="allow"),
+        rule(pk=3, tool_pattern="Edit|Write", folder="/home/dev/shop", action="allow"),
     ]
     assert decide("Bash", {"command": "npm test"}, "/x", rules) is rules[1]
     assert decide("Bash", {"command": "npm test && rm -rf /"}, "/x", rules) is rules[0]

@@ -116,3 +116,10 @@ def test_a_viewer_is_told_they_cannot_sign_an_agent_in(world: World) -> None:
     response = vic.post("/oauth/authorize/", {**params, "allow": "Authorize"})
     assert response.status_code == 400
     assert not get_grant_model().objects.exists()
+
+
+def test_the_dashboard_offers_a_token_only_to_who_may_make_one(world: World) -> None:
+    assert "Create an agent token for me" in as_(world, "ann").get("/").text
+    viewer = as_(world, "vic").get("/").text
+    assert "Create an agent token for me" not in viewer
+    assert "Connecting an agent of your own needs the answerer role in a project" in viewer

@@ -6,14 +6,12 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from projects import access
-from projects.admin import ProjectScoped
-from projects.models import Role
+from projects.admin import ManagedPerProject
 from tokens.models import AgentToken
 
 
 @admin.register(AgentToken)
-class AgentTokenAdmin(ProjectScoped, admin.ModelAdmin[AgentToken]):
+class AgentTokenAdmin(ManagedPerProject, admin.ModelAdmin[AgentToken]):
     """Superusers: every token, and tokens for every project (empty project). A project's admins: its tokens."""
 
     list_display = [
@@ -53,36 +51,6 @@ class AgentTokenAdmin(ProjectScoped, admin.ModelAdmin[AgentToken]):
             "expires_at",
             "revoked_at",
         ]
-
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "project" and not request.user.is_superuser:
-            # A project's admin makes tokens for that project; a token for every project is a superuser's.
-            kwargs["queryset"] = access.projects_with(request.user, Role.ADMIN)
-            kwargs["required"] = True
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
-    def has_view_permission(self, request: HttpRequest, obj: AgentToken | None = None) -> bool:
-        return self._may_manage(request, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return self._may_manage(request, None)
-
-    def has_change_permission(self, request: HttpRequest, obj: AgentToken | None = None) -> bool:
-        return self._may_manage(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: AgentToken | None = None) -> bool:
-        return self._may_manage(request, obj)
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return self._may_manage(request, None)
-
-    def _may_manage(self, request: HttpRequest, obj: AgentToken | None) -> bool:
-        seen = access.of_user(request.user)
-        if not request.user.is_staff:
-            return False
-        if obj is None:
-            return seen.may_anywhere(Role.ADMIN)
-        return (obj.project_id is not None and seen.may(obj.project_id, Role.ADMIN)) or seen.everything
 
     @admin.display(boolean=True, description="Active")
     def is_active(self, obj: AgentToken) -> bool:

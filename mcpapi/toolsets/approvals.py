@@ -58,7 +58,8 @@ async def approve(
         "cwd": "",
     }
     summary = summarise(tool_name, input)
-    ruled = await policy.decide_by_rule(tool_name, input, "", since=started)
+    project_id = asker.project_id if asker is not None else None
+    ruled = await policy.decide_by_rule(tool_name, input, "", since=started, project_id=project_id)
     if ruled is not None:
         record = service.record_rule_decision
         question = await database_sync_to_async(record)(asker, asker_name, payload, None, summary, ruled)

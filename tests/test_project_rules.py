@@ -1,0 +1,106 @@
+"""Issue 31: a team rule or a notify policy may be one project's, and that project's admins keep it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from claudecode.models import ApprovalRule, CompiledRule
+from notify.models import NotifyPolicy
+from notify.scheduling import steps_for
+from questions.models import Question
+from tests.project_world import World, make_world
+
+
+@pytest.fixture
+def world(db: None, settings: Any) -> World:
+    settings.HOOKBRIDGE_NEW_USER_ROLE = ""
+    return make_world()
+
+
+def as_(world: World, name: str) -> Client:
+    client = Client()
+    client.force_login(world.people[name])
+    return client
+
+
+def test_a_projects_rule_decides_for_its_projects_agents_only(world: World) -> None:
+    rule = CompiledRule(ApprovalRule.objects.create(tool_pattern="Bash", action="allow", project=world.web))
+    assert rule.matches("Bash", "ls", "/anywhere", world.web.pk)
+    assert not rule.matches("Bash", "ls", "/anywhere", world.ops.pk)
+    # A token for every project: the folder's name says which project the agent works in.
+    assert rule.matches("Bash", "ls", "/home/dev/web", None)
+    assert not rule.matches("Bash", "ls", "/home/dev/ops", None)
+    everyone = CompiledRule(ApprovalRule.objects.create(tool_pattern="Bash", action="allow"))
+    assert everyone.matches("Bash", "ls", "/x", world.ops.pk)
+
+
+def test_a_projects_admin_keeps_its_rules_and_no_others(world: World) -> None:
+    ours = ApprovalRule.objects.create(
+        tool_pattern="Bash", input_pattern="^make web$", action="allow", project=world.web
+    )
+    theirs = ApprovalRule.objects.create(
+        tool_pattern="Bash", input_pattern="^make ops$", action="allow", project=world.ops
+    )
+    everyones = ApprovalRule.objects.create(tool_pattern="Bash", input_pattern="^make all$", action="allow")
+    admin = as_(world, "adm")
+    listing = admin.get("/admin/claudecode/approvalrule/")
+    assert listing.status_code == 200
+    assert "^make web$" in listing.text
+    assert "^make ops$" not in listing.text
+    assert "^make all$" not in listing.text
+    for other in (theirs, everyones):
+        assert admin.get(f"/admin/claudecode/approvalrule/{other.pk}/change/").status_code in (302, 403, 404)
+    added = admin.post(
+        "/admin/claudecode/approvalrule/add/",
+        {"position": "5", "tool_pattern": "Edit", "input_pattern": "", "project": str(world.ops.pk), "folder": "",
+         "action": "allow", "message": "", "enabled": "on"},
+    )  # fmt: skip
+    assert added.status_code == 200  # the form refuses a project that is not theirs
+    assert "Select a valid choice" in added.text
+    assert not ApprovalRule.objects.filter(tool_pattern="Edit").exists()
+    added = admin.post(
+        "/admin/claudecode/approvalrule/add/",
+        {"position": "5", "tool_pattern": "Edit", "input_pattern": "", "project": str(world.web.pk), "folder": "",
+         "action": "allow", "message": "", "enabled": "on"},
+    )  # fmt: skip
+    assert added.status_code == 302
+    assert ApprovalRule.objects.get(tool_pattern="Edit").project == world.web
+    # An answerer keeps no rules.
+    assert as_(world, "out").get("/admin/claudecode/approvalrule/").status_code == 403
+    assert ours.pk
+
+
+def test_a_policy_named_for_a_project_escalates_its_questions(world: World, settings: Any) -> None:
+    settings.HOOKBRIDGE_NOTIFY = ""
+    settings.HOOKBRIDGE_WEBHOOK_URL = ""
+    settings.HOOKBRIDGE_EMAIL_CONFIGURED = True
+    settings.HOOKBRIDGE_EMAIL_TO = ["team@example.com"]
+    NotifyPolicy.objects.create(project="web", steps="email@5m", email_to="web@example.com")
+    web = Question.objects.get(pk=world.questions["web"].pk)
+    assert [(step.channel, target) for step, target in steps_for(web)] == [("email", "web@example.com")]
+    ops = Question.objects.get(pk=world.questions["ops"].pk)
+    assert steps_for(ops) == []
+    # A policy for the project the agent's session names ("web-app") wins over the project's own.
+    assert web.session == world.sessions["web"]
+    NotifyPolicy.objects.create(project="web-app", steps="email@0s", email_to="app@example.com")
+    assert [target for _, target in steps_for(web)] == ["app@example.com"]
+
+
+def test_a_projects_admin_keeps_its_policy_and_no_others(world: World) -> None:
+    NotifyPolicy.objects.create(project="web", steps="email@5m")
+    NotifyPolicy.objects.create(project="ops", steps="email@1m")
+    admin = as_(world, "adm")
+    listing = admin.get("/admin/notify/notifypolicy/")
+    assert listing.status_code == 200
+    assert "email@5m" in listing.text
+    assert "email@1m" not in listing.text
+    response = admin.post(
+        "/admin/notify/notifypolicy/add/",
+        {"project": "elsewhere", "steps": "email@0s", "slack_channel": "", "email_to": ""},
+    )
+    assert response.status_code == 403
+    assert not NotifyPolicy.objects.filter(project="elsewhere").exists()
+    assert as_(world, "vic").get("/admin/notify/notifypolicy/").status_code in (302, 403)
