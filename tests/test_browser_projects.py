@@ -16,6 +16,7 @@ from playwright.async_api import Browser, Page, expect
 from tests.live import PASSWORD, LiveServer, serving, text_of
 from tests.test_accessibility import SMALL_OR_WIDE, serious_violations
 from tests.test_browser import ARTIFACTS
+from tests.ts_client import ts_clients
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -34,9 +35,11 @@ for name in ("web", "ops"):
     made = io.StringIO()
     call_command("create_token", f"{name}-agent", "--project", name, stdout=made)
     tokens[f"{name}-agent"] = made.getvalue().strip().splitlines()[-1]
-made = io.StringIO()
-call_command("create_token", "all-bot", "--scope", "answer", "--all-projects", stdout=made)
-tokens["all-bot"] = made.getvalue().strip().splitlines()[-1]
+bots = [("all-bot", ["--all-projects"]), ("web-bot", ["--project", "web"]), ("ops-bot", ["--project", "ops"])]
+for name, where in bots:
+    made = io.StringIO()
+    call_command("create_token", name, "--scope", "answer", *where, stdout=made)
+    tokens[name] = made.getvalue().strip().splitlines()[-1]
 print(json.dumps(tokens))
 """
 
@@ -116,8 +119,15 @@ async def look_as_each(server: LiveServer, browser: Browser, width: int, height:
     assert response is not None
     assert response.status == 404
     await check_layout(outsider, "outsider-404", width)
-    await viewer.close()
-    await outsider.close()
+
+    superuser = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in_as(superuser, server, server.username)
+    for text in ("Projects: deploy web?", "Projects: restart ops?"):
+        card = superuser.locator("article.question", has_text=text)
+        await expect(card).to_be_visible()
+        await expect(card.get_by_role("button", name="Send")).to_have_count(1)
+    for page in (viewer, outsider, superuser):
+        await page.close()
 
 
 async def test_an_answerers_click_answers_the_waiting_agent_and_the_viewer_sees_it_go(
@@ -142,3 +152,22 @@ async def answer_as_ann(server: LiveServer, browser: Browser, asking: dict[str, 
     assert not asking["ops"].done()  # nobody in web could answer ops
     await viewer.close()
     await answerer.close()
+
+
+async def test_the_typescript_sdks_question_lands_in_its_tokens_project(
+    server: LiveServer, world: dict[str, str]
+) -> None:
+    """A host on the TypeScript SDK with a token of project web: web's bot sees and answers it, ops' bot never."""
+    text = "Projects: the TypeScript host asks in web?"
+    async with ts_clients() as ts:
+        await ts.connect("host", f"{server.url}/mcp", world["web-agent"])
+        await ts.call("host", "ask", "ask_question", {"question": text}, timeout=30_000)
+        question = await server.wait_for_question(text, token_name="web-bot")
+        assert all(q["question"] != text for q in await server.questions(token_name="ops-bot"))
+        refused = await server.answer_via_api(question["id"], "not yours", token_name="ops-bot")
+        assert refused.status_code == 404
+        answered = await server.answer_via_api(question["id"], "yes, in web", token_name="web-bot")
+        assert answered.status_code == 200
+        result = await ts.outcome("ask")
+    assert result["event"] == "result", result
+    assert result["result"]["structuredContent"] == {"answer": "yes, in web"}
