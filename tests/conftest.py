@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -11,6 +12,7 @@ from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, async_playwright
 
 from tests.live import LiveServer, serving
+from tests.project_world import World, make_world
 from tokens.models import AgentToken
 
 # Fuzzing over real HTTP: a bounded count per tool keeps CI's run short; `--hypothesis-profile=deep`
@@ -23,6 +25,13 @@ hypothesis_settings.load_profile("default")
 @pytest.fixture
 def agent(db: None) -> tuple[AgentToken, str]:
     return AgentToken.issue("agent-a")
+
+
+@pytest.fixture
+def world(db: None, settings: Any) -> World:
+    """Issue 31's cast (tests.project_world): two projects, a person of each role, an outsider, a superuser."""
+    settings.HOOKBRIDGE_NEW_USER_ROLE = ""
+    return make_world()
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -152,17 +153,28 @@ def _check(made: dict[str, Any]) -> None:
     assert ContentType.objects.get(pk=made["run_type"]).model_class() is HookRun
 
 
-def run() -> None:
-    made = _fill(_migrate(BEFORE))
+def run(
+    before: list[tuple[str, str | None]] | None = None,
+    fill: Callable[[Any], dict[str, Any]] | None = None,
+    check: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """Migrate back to `before`, `fill` through that layout, migrate to the newest, `check` (default: issue 14's)."""
+    made = (fill or _fill)(_migrate(BEFORE if before is None else before))
     _migrate(None)
-    _check(made)
+    (check or _check)(made)
 
 
-if __name__ == "__main__":
-    # python -m tests.migration_check, with DATABASE_URL naming an empty database.
+def main(runner: Callable[[], None], said: str) -> None:
+    """As a program (python -m tests.<module>), with DATABASE_URL naming an empty database."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hookbridge_site.settings")
     import django
 
     django.setup()
-    run()
-    sys.stdout.write("every row and token survived the move\n")
+    runner()
+    sys.stdout.write(said + "\n")
+
+
+SAID = "every row and token survived the move"
+
+if __name__ == "__main__":
+    main(run, SAID)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
+from django.test import Client
 
 from hooks.models import HookRun
 from lifecycle.models import AgentSession, LifecycleEvent
@@ -61,3 +62,10 @@ def make_world() -> World:
     bot, bot_raw = AgentToken.issue("team-bot", scope=Scope.ANSWER, all_projects=True)
     world.tokens["all-bot"], world.raw["all-bot"] = bot, bot_raw
     return world
+
+
+def as_(world: World, name: str) -> Client:
+    """A browser-less client logged in as one of the world's people."""
+    client = Client()
+    client.force_login(world.people[name])
+    return client

@@ -6,25 +6,12 @@ Outsider (a member of another project), viewer, answerer, admin and superuser, o
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from django.test import Client
 
 from questions.models import Question, Status
-from tests.project_world import World, make_world
-
-
-@pytest.fixture
-def world(db: None, settings: Any) -> World:
-    settings.HOOKBRIDGE_NEW_USER_ROLE = ""
-    return make_world()
-
-
-def as_(world: World, name: str) -> Client:
-    client = Client()
-    client.force_login(world.people[name])
-    return client
+from tests.project_world import World, as_
 
 
 def answer(client: Client, question: Question) -> int:

@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.contrib.auth.models import Permission
-from django.test import Client
 
 from projects.models import Membership
-from tests.project_world import World, make_world
+from tests.project_world import World, as_
 
 
-@pytest.fixture
-def world(db: None, settings: Any) -> World:
-    settings.HOOKBRIDGE_NEW_USER_ROLE = ""
-    world = make_world()
-    # A project's admin who may read the records in the admin (staff with Django's view permissions).
+@pytest.fixture(autouse=True)
+def staff_read_records(world: World) -> None:
+    """The admin and the outsider may read the records in the admin (staff with Django's view permissions)."""
     views = Permission.objects.filter(codename__in=["view_question", "view_agentsession", "view_hookrun"])
     for name in ("adm", "out"):
         world.people[name].user_permissions.add(*views)
-    return world
-
-
-def as_(world: World, name: str) -> Client:
-    client = Client()
-    client.force_login(world.people[name])
-    return client
 
 
 @pytest.mark.parametrize(

@@ -4,26 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-from django.test import Client
-
 from claudecode.models import ApprovalRule, CompiledRule
 from notify.models import NotifyPolicy
 from notify.scheduling import steps_for
 from questions.models import Question
-from tests.project_world import World, make_world
-
-
-@pytest.fixture
-def world(db: None, settings: Any) -> World:
-    settings.HOOKBRIDGE_NEW_USER_ROLE = ""
-    return make_world()
-
-
-def as_(world: World, name: str) -> Client:
-    client = Client()
-    client.force_login(world.people[name])
-    return client
+from tests.project_world import World, as_
 
 
 def test_a_projects_rule_decides_for_its_projects_agents_only(world: World) -> None:

@@ -4,27 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from django.test import Client
 from oauth2_provider.models import get_grant_model
 
 from projects.models import Project
-from tests.project_world import World, make_world
+from tests.project_world import World, as_
 from tests.test_oauth_views import allow, authorization, exchange, pkce, register
 from tokens import oauth
 from tokens.models import AgentToken
-
-
-@pytest.fixture
-def world(db: None, settings: Any) -> World:
-    settings.HOOKBRIDGE_NEW_USER_ROLE = ""
-    return make_world()
-
-
-def as_(world: World, name: str) -> Client:
-    client = Client()
-    client.force_login(world.people[name])
-    return client
 
 
 def made_by(world: World, name: str) -> list[AgentToken]:

@@ -5,8 +5,11 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
 
+    # After every migration that still names the old table (mcpapi_agenttoken) in a foreign key: without
+    # the second, a fresh database's plan could rename the table before lifecycle's first tables point at it.
     dependencies = [
         ('tokens', '0001_initial'),
+        ('mcpapi', '0003_agenttoken_moved_to_tokens'),
     ]
 
     operations = [
