@@ -32,7 +32,8 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
     """Logged-in users only, unless a subclass says otherwise; it names the group and the state sent on (re)connect."""
 
     group: str = ""
-    # Groups joined beside `group` (a partial dashboard's projects), and the one that announces access changes.
+    # Groups joined beside `group` (a partial dashboard's projects), and, for a person, the one that announces
+    # access changes.
     also: tuple[str, ...] = ()
     counted_as: tuple[str, int] | None = None
 
@@ -82,7 +83,9 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
         if owner is not None:
             runtime.sockets_per_owner[owner] += 1
             self.counted_as = owner
-        self.also = (*await self.also_groups(), ACCESS_GROUP)
+        # A person's page hears when who sees what changed; a token's watch does not depend on it.
+        person = self.scope.get("agent_token") is None
+        self.also = (*await self.also_groups(), *([ACCESS_GROUP] if person else []))
         for group in (self.group, *self.also):
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept(subprotocol)

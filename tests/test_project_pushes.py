@@ -173,3 +173,17 @@ async def test_someone_who_answered_everywhere_does_not_hear_a_project_made_sinc
     seen = await pushes_until(partial, "A web question?")
     assert not any("A secret question?" in push for push in seen)
     await partial.disconnect()
+
+
+async def test_a_change_of_roles_leaves_a_tokens_feed_open(world: World) -> None:
+    """A program on a token sees what its token sees, whoever joins a project: its socket stays."""
+    feed = await events_of(world, token="web-bot")
+    await feed.receive_from(timeout=5)  # the queue
+    await database_sync_to_async(world.ops.set_member)(world.people["vic"], Role.VIEWER)
+    await ask(world, "web", "Still listening?")
+    while True:
+        output = await feed.receive_output(timeout=5)
+        assert output["type"] == "websocket.send", output
+        if "Still listening?" in output["text"]:
+            break
+    await feed.disconnect()
