@@ -313,15 +313,21 @@ def test_the_admin_edits_a_projects_policy_and_refuses_a_wrong_one(client: Clien
 async def test_the_dispatcher_sends_what_comes_due_while_it_runs(slack: FakeSlack) -> None:
     question = await database_sync_to_async(ask)()
     dispatcher.ensure_running()
+    status = None
     try:
         await asyncio.to_thread(slack.wait_for, "chat.postMessage")
+        # The fake hears the post while the dispatcher sends it; SENT is written just after: wait for it
+        # before stopping the dispatcher.
+        for _ in range(50):
+            status = (await database_sync_to_async(Delivery.objects.get)(question=question, channel="slack")).status
+            if status == Status.SENT:
+                break
+            await asyncio.sleep(0.1)
     finally:
         task = runtime.background_tasks.pop(dispatcher.TASK, None)
         if task is not None:
             task.cancel()
-    assert (
-        await database_sync_to_async(Delivery.objects.get)(question=question, channel="slack")
-    ).status == Status.SENT
+    assert status == Status.SENT
 
 
 @pytest.mark.django_db(transaction=True)
