@@ -13,7 +13,6 @@ from hooks.models import HookRun
 from lifecycle.models import AgentSession
 from notify import health, steps
 from projects import access
-from projects.models import Role
 from questions import kinds, queue
 from questions.models import Question
 from tokens.models import AgentToken
@@ -40,15 +39,7 @@ def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
         "pending_count": len(pending_ids),
         **status.context(seen),
         "hook_runs": hook_runs,
-        "read_only": _read_only(seen),
     }
-
-
-def _read_only(seen: access.Access) -> frozenset[int]:
-    """The projects whose cards this person may only look at (a viewer there)."""
-    if seen.everything:
-        return frozenset()
-    return frozenset(pk for pk, role in seen.roles.items() if role == Role.VIEWER)
 
 
 def counted_state(seen: access.Access) -> str:

@@ -48,6 +48,10 @@ class Access:
         """The projects seen, or None for every one."""
         return None if self.everything else frozenset(self.roles)
 
+    def viewing_ids(self) -> frozenset[int]:
+        """The projects only looked at (a viewer there): their cards carry no answer controls."""
+        return frozenset(pk for pk, role in self.roles.items() if role == Role.VIEWER)
+
     def answering_ids(self) -> frozenset[int]:
         return frozenset(pk for pk, role in self.roles.items() if at_least(role, Role.ANSWERER))
 

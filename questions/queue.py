@@ -19,7 +19,6 @@ from django.template.loader import render_to_string
 
 from core.limits import fit, size_of
 from projects import access
-from projects.models import Role
 from questions.models import WITH_DEADLINE, Question, QuestionQuerySet
 
 # A card over this is shown cut down: a page must hold at least one card and the rest of the state.
@@ -95,7 +94,7 @@ def page(after: tuple[datetime, uuid.UUID] | None = None, seen: access.Access = 
     leading = urgent(seen) if after is None else []
     pending = pending_after(after, seen)
     candidates = [*leading, *pending[: settings.HOOKBRIDGE_QUEUE_PAGE]]
-    looks_only = {pk for pk, role in seen.roles.items() if role == Role.VIEWER} if not seen.everything else set()
+    looks_only = seen.viewing_ids()
     cards, taken = fit(candidates, lambda question: card_html(question, read_only=question.project_id in looks_only))
     if taken == 0:
         return QueuePage()
