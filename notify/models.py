@@ -16,6 +16,7 @@ from django.db import models
 from django.utils import timezone
 
 from notify import policy
+from projects.models import Project
 from questions.models import Question
 
 
@@ -27,12 +28,19 @@ def _valid_policy(text: str) -> None:
 
 
 class NotifyPolicy(models.Model):
-    """A project's own escalation, instead of HOOKBRIDGE_NOTIFY."""
+    """A project's own escalation, instead of HOOKBRIDGE_NOTIFY: kept by the project's admins.
 
-    project = models.CharField(
-        max_length=200,
-        unique=True,
-        help_text="A project's name (its admins keep its policy), or a project as agents' sessions name it.",
+    It belongs to the project by a foreign key, never by a name: a session's project label is free text an
+    agent chooses, and a question must never reach the people another project's admins chose (issue 37).
+    """
+
+    project = models.OneToOneField(
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="notify_policy",
+        help_text="The project whose questions this policy escalates (its admins keep it).",
     )
     steps = models.CharField(
         max_length=200, validators=[_valid_policy], help_text="channel@delay, in order: slack@0s,email@10m"
@@ -41,12 +49,27 @@ class NotifyPolicy(models.Model):
     email_to = models.CharField(
         max_length=1000, blank=True, help_text="Comma-separated addresses. Empty: HOOKBRIDGE_EMAIL_TO."
     )
+    enabled = models.BooleanField(default=True, help_text="A disabled policy escalates nothing.")
+    # What a policy was named before issue 37 (when a name chose it), and why the migration disabled it.
+    former_name = models.CharField(max_length=200, blank=True, editable=False)
+    note = models.TextField(blank=True, editable=False)
 
     class Meta:
         verbose_name_plural = "notify policies"
+        ordering = ["project__name", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(enabled=False) | models.Q(project__isnull=False), name="an_enabled_policy_has_a_project"
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.project}: {self.steps}"
+        owner = self.project.name if self.project_id is not None and self.project else f"'{self.former_name}'"
+        return f"{owner}: {self.steps}" + ("" if self.enabled else " (disabled)")
+
+    def clean(self) -> None:
+        if self.enabled and self.project_id is None:
+            raise ValidationError({"project": "An enabled policy belongs to a project: choose one, or disable it."})
 
 
 class Status(models.TextChoices):

@@ -12,41 +12,29 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
 from django.dispatch import receiver
 
 from notify import email, policy, slack, steps, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy
-from projects.models import Project
 from questions import signals
 from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
 
-def project_of(question: Question) -> str:
-    return question.session.project_name if question.session_id and question.session else ""
+def policy_of(question: Question) -> NotifyPolicy | None:
+    """The question's project's own policy, if it has one that is on.
 
-
-def question_project_name(question: Question) -> str:
-    return Project.objects.filter(pk=question.project_id).values_list("name", flat=True).first() or ""
-
-
-def named_any(names: list[str]) -> Q:
-    """Policies named (case aside) as one of `names`; none: no policy."""
-    found = Q(pk__in=[])
-    for name in names:
-        found |= Q(project__iexact=name)
-    return found
+    Only the project the question belongs to (its token's, decided once at the ask) chooses: the project
+    label an agent gives its session is free text and routes nothing (issue 37).
+    """
+    return NotifyPolicy.objects.filter(project_id=question.project_id, enabled=True).first()
 
 
 def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
     """The question's steps that can be sent here, each with where it goes."""
-    # The policy named as the agent's session names its project, else the one named for the question's project.
-    names = [name for name in (project_of(question), question_project_name(question)) if name]
-    found = {policy.project.lower(): policy for policy in NotifyPolicy.objects.filter(named_any(names))}
-    own = next((found[name.lower()] for name in names if name.lower() in found), None)
+    own = policy_of(question)
     steps = policy.parse(own.steps if own else settings.HOOKBRIDGE_NOTIFY)
     if webhook.configured() and not any(step.channel == "webhook" for step in steps):
         steps.append(policy.Step("webhook", 0))  # the webhook told of every question, as before policies
@@ -55,11 +43,7 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
         if step.channel == "slack" and slack.configured():
             target = (own.slack_channel if own else "") or settings.HOOKBRIDGE_SLACK_CHANNEL
         elif step.channel == "email" and email.configured():
-            target = ",".join(
-                address.strip()
-                for address in ((own.email_to if own else "") or ",".join(settings.HOOKBRIDGE_EMAIL_TO)).split(",")
-                if address.strip()
-            )
+            target = recipients(own)
         elif step.channel == "webhook" and webhook.configured():
             target = settings.HOOKBRIDGE_WEBHOOK_URL
         else:

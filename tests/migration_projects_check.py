@@ -22,6 +22,7 @@ BEFORE = [
     ("hooks", "0002_tables_named_for_their_app"),
     ("questions", "0013_answer_images"),
     ("claudecode", "0001_initial"),
+    ("notify", "0002_policy_named_for_a_project"),
 ]
 
 

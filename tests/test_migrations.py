@@ -56,3 +56,26 @@ def test_it_moves_every_row_and_person_into_the_default_project() -> None:
 @pytest.mark.team
 def test_it_moves_every_row_into_the_default_project_on_postgresql() -> None:
     run_on_postgresql("tests.migration_projects_check", migration_projects_check.SAID)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_gives_each_named_policy_to_its_project_and_disables_the_rest() -> None:
+    """Issue 37: policies chosen by a name move to the project of that name; the others stay, disabled, with why."""
+    old = migration_check._migrate([("notify", "0002_policy_named_for_a_project")])
+    Project = old.get_model("projects", "Project")
+    web = Project.objects.create(name="web")
+    Policy = old.get_model("notify", "NotifyPolicy")
+    Policy.objects.create(project="WEB", steps="email@0s", email_to="web@example.com")
+    Policy.objects.create(project="web", steps="slack@0s")
+    Policy.objects.create(project="web-app", steps="email@1m", email_to="who@example.com")
+    try:
+        new = migration_check._migrate(None)
+        moved = {policy.former_name: policy for policy in new.get_model("notify", "NotifyPolicy").objects.all()}
+        assert (moved["WEB"].project_id, moved["WEB"].enabled, moved["WEB"].note) == (web.pk, True, "")
+        assert (moved["web"].project_id, moved["web"].enabled) == (None, False)
+        assert "already had a policy" in moved["web"].note
+        assert (moved["web-app"].project_id, moved["web-app"].enabled) == (None, False)
+        assert "'web-app' is no project's name" in moved["web-app"].note
+        assert moved["web-app"].email_to == "who@example.com", "kept for its admin to see"
+    finally:
+        migration_check._migrate(None)

@@ -24,6 +24,7 @@ from lifecycle.models import AgentSession
 from notify import dispatcher, health, policy
 from notify import runtime as nf_runtime
 from notify.models import Delivery, DeliveryAttempt, NotifyPolicy, Purpose, Status
+from projects.models import Project
 from questions.models import Question
 from tests.fakes import FakeSlack, MailSink, fake_slack, mail_sink, slack_signature
 from tokens.models import AgentToken
@@ -85,8 +86,9 @@ def test_a_question_gets_a_step_per_channel_set_up_at_its_delay(slack: FakeSlack
 
 @pytest.mark.django_db(transaction=True)
 def test_a_channel_not_set_up_gets_no_step_and_a_projects_policy_wins(slack: FakeSlack, settings: Any) -> None:
-    NotifyPolicy.objects.create(project="shop", steps="email@1m,slack@5m", slack_channel="#shop")
-    token, _ = AgentToken.issue("agent-shop")
+    shop = Project.objects.create(name="shop")
+    NotifyPolicy.objects.create(project=shop, steps="email@1m,slack@5m", slack_channel="#shop")
+    token, _ = AgentToken.issue("agent-shop", project=shop)
     AgentSession.open(token=token, name="Shop run", project="shop")
     question = Question.ask(asker=token, asker_name="agent-shop", text="Refund?", options=[])[0]
     (only,) = Delivery.objects.filter(question=question)  # e-mail is not set up here: nobody to reach
@@ -299,7 +301,8 @@ def test_a_request_that_does_not_hold_changes_nothing(
 def test_the_admin_edits_a_projects_policy_and_refuses_a_wrong_one(client: Client) -> None:
     admin = User.objects.create_superuser("root", password="pw-root-12345")
     client.force_login(admin)
-    form = {"project": "shop", "steps": "slack@0s,pager@1m", "slack_channel": "", "email_to": ""}
+    shop = Project.objects.create(name="shop")
+    form = {"project": shop.pk, "steps": "slack@0s,pager@1m", "slack_channel": "", "email_to": "", "enabled": "on"}
     refused = client.post("/admin/notify/notifypolicy/add/", form)
     assert refused.status_code == 200
     assert "the channel must be one of" in refused.content.decode()

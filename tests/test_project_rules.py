@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from claudecode.models import ApprovalRule, CompiledRule
+from lifecycle.models import AgentSession
 from notify.models import NotifyPolicy
 from notify.scheduling import steps_for
 from questions.models import Question
@@ -58,25 +59,46 @@ def test_a_projects_admin_keeps_its_rules_and_no_others(world: World) -> None:
     assert ours.pk
 
 
-def test_a_policy_named_for_a_project_escalates_its_questions(world: World, settings: Any) -> None:
+def test_a_projects_policy_escalates_its_questions_and_no_others(world: World, settings: Any) -> None:
     settings.HOOKBRIDGE_NOTIFY = ""
     settings.HOOKBRIDGE_WEBHOOK_URL = ""
     settings.HOOKBRIDGE_EMAIL_CONFIGURED = True
     settings.HOOKBRIDGE_EMAIL_TO = ["team@example.com"]
-    NotifyPolicy.objects.create(project="web", steps="email@5m", email_to="web@example.com")
+    NotifyPolicy.objects.create(project=world.web, steps="email@5m", email_to="web@example.com")
     web = Question.objects.get(pk=world.questions["web"].pk)
     assert [(step.channel, target) for step, target in steps_for(web)] == [("email", "web@example.com")]
     ops = Question.objects.get(pk=world.questions["ops"].pk)
     assert steps_for(ops) == []
-    # A policy for the project the agent's session names ("web-app") wins over the project's own.
-    assert web.session == world.sessions["web"]
-    NotifyPolicy.objects.create(project="web-app", steps="email@0s", email_to="app@example.com")
-    assert [target for _, target in steps_for(web)] == ["app@example.com"]
+
+
+def test_a_session_label_naming_another_projects_policy_routes_nothing(world: World, settings: Any) -> None:
+    """Issue 37, hole 1: ops's agent called its session "web"; web's policy (and its address) never hears of it."""
+    settings.HOOKBRIDGE_NOTIFY = "email@0s"
+    settings.HOOKBRIDGE_WEBHOOK_URL = ""
+    settings.HOOKBRIDGE_EMAIL_CONFIGURED = True
+    settings.HOOKBRIDGE_EMAIL_TO = ["team@example.com"]
+    NotifyPolicy.objects.create(project=world.web, steps="email@0s", email_to="web-admins-choice@example.com")
+    session = AgentSession.open(token=world.tokens["ops"], name="sneaky", project="web")
+    asked = Question.ask(
+        asker=world.tokens["ops"], asker_name="ops-agent", text="Run rm -rf?", options=[], session=session
+    )[0]
+    assert asked.project_id == world.ops.pk, "the question is its token's project's, whatever the label says"
+    assert [target for _, target in steps_for(asked)] == ["team@example.com"]
+
+
+def test_a_disabled_policy_escalates_nothing_of_its_own(world: World, settings: Any) -> None:
+    settings.HOOKBRIDGE_NOTIFY = "email@1m"
+    settings.HOOKBRIDGE_WEBHOOK_URL = ""
+    settings.HOOKBRIDGE_EMAIL_CONFIGURED = True
+    settings.HOOKBRIDGE_EMAIL_TO = ["team@example.com"]
+    NotifyPolicy.objects.create(project=world.web, steps="email@0s", email_to="web@example.com", enabled=False)
+    web = Question.objects.get(pk=world.questions["web"].pk)
+    assert [(step.delay_seconds, target) for step, target in steps_for(web)] == [(60, "team@example.com")]
 
 
 def test_a_projects_admin_keeps_its_policy_and_no_others(world: World) -> None:
-    NotifyPolicy.objects.create(project="web", steps="email@5m")
-    NotifyPolicy.objects.create(project="ops", steps="email@1m")
+    NotifyPolicy.objects.create(project=world.web, steps="email@5m")
+    NotifyPolicy.objects.create(project=world.ops, steps="email@1m")
     admin = as_(world, "adm")
     listing = admin.get("/admin/notify/notifypolicy/")
     assert listing.status_code == 200
@@ -84,8 +106,20 @@ def test_a_projects_admin_keeps_its_policy_and_no_others(world: World) -> None:
     assert "email@1m" not in listing.text
     response = admin.post(
         "/admin/notify/notifypolicy/add/",
-        {"project": "elsewhere", "steps": "email@0s", "slack_channel": "", "email_to": ""},
+        {"project": world.ops.pk, "steps": "email@0s", "slack_channel": "", "email_to": "", "enabled": "on"},
     )
-    assert response.status_code == 403
-    assert not NotifyPolicy.objects.filter(project="elsewhere").exists()
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.text
+    assert NotifyPolicy.objects.get(project=world.ops).steps == "email@1m"
     assert as_(world, "vic").get("/admin/notify/notifypolicy/").status_code in (302, 403)
+
+
+def test_an_enabled_policy_needs_a_project(world: World) -> None:
+    root = as_(world, "root")
+    response = root.post(
+        "/admin/notify/notifypolicy/add/",
+        {"project": "", "steps": "email@0s", "slack_channel": "", "email_to": "", "enabled": "on"},
+    )
+    assert response.status_code == 200
+    assert "An enabled policy belongs to a project" in response.text
+    assert not NotifyPolicy.objects.exists()
