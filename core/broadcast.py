@@ -45,6 +45,22 @@ def project_group(project_id: int) -> str:
     return f"dashboard.project.{project_id}"
 
 
+def owner_group(kind: str, pk: int) -> str:
+    """Every live socket of one person ("user") or one token ("token"), in every worker: what taking access away
+    closes (issue 37)."""
+    return f"owner.{kind}.{pk}"
+
+
+def access_revoked(kind: str, pk: int) -> None:
+    """A person's or token's access was taken away: each of their open sockets closes (core.consumers.REVOKED)."""
+    send(owner_group(kind, pk), {"type": "access.revoked"})
+
+
+def access_changed_for(kind: str, pk: int) -> None:
+    """What one person may see changed (a superuser demoted): their pages reconnect and see what they may now."""
+    send(owner_group(kind, pk), {"type": "access.changed"})
+
+
 # One group and message to send; what a send_latest builder returns.
 Push = tuple[str, dict[str, Any]]
 

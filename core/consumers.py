@@ -11,7 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from core import runtime
-from core.broadcast import ACCESS_GROUP
+from core.broadcast import ACCESS_GROUP, owner_group
 from core.compat.daphne import SOCKET_CLOSED
 from core.limits import MAX_MESSAGE_BYTES, size_of
 
@@ -26,6 +26,9 @@ UNAUTHENTICATED, FORBIDDEN, NOT_FOUND = 4401, 4403, 4404
 RECONNECT = 1012
 # More sockets than HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN for one token or person (HTTP's 429 in the 4000s).
 TOO_MANY = 4429
+# The token was revoked, or the person deactivated, while the socket was open (HTTP's 410 in the 4000s). htmx's
+# ws extension does not reconnect after it: there is nothing left to reconnect as.
+REVOKED = 4410
 
 
 class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels ships no type hints
@@ -85,7 +88,9 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
             self.counted_as = owner
         # A person's page hears when who sees what changed; a token's watch does not depend on it.
         person = self.scope.get("agent_token") is None
-        self.also = (*await self.also_groups(), *([ACCESS_GROUP] if person else []))
+        # Every socket also hears when its own token or person loses access, whichever worker that happens on.
+        mine = [owner_group(*owner)] if owner is not None else []
+        self.also = (*await self.also_groups(), *([ACCESS_GROUP] if person else []), *mine)
         for group in (self.group, *self.also):
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept(subprotocol)
@@ -161,6 +166,10 @@ class LiveConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]  # channels sh
     async def access_changed(self, event: dict[str, Any]) -> None:
         """Who sees what changed: the client connects again, and is let see what it may now."""
         await self.close(code=RECONNECT)
+
+    async def access_revoked(self, event: dict[str, Any]) -> None:
+        """This socket's token was revoked, or its person deactivated: it closes, saying so."""
+        await self.close(code=REVOKED)
 
     async def current_state(self) -> list[str]:
         raise NotImplementedError

@@ -1,10 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.db.models import QuerySet
-from django.http import HttpRequest
 
 from core.admin import RecordAdmin
 from notify.models import Delivery, DeliveryAttempt, NotifyPolicy

@@ -59,7 +59,8 @@ class NotifyPolicy(models.Model):
         ordering = ["project__name", "id"]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(enabled=False) | models.Q(project__isnull=False), name="an_enabled_policy_has_a_project"
+                condition=models.Q(enabled=False) | models.Q(project__isnull=False),
+                name="an_enabled_policy_has_a_project",
             )
         ]
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 from projects import access
-from projects.models import Membership, Project, Role
+from projects.models import Membership, Project, Role, at_least
 
 
 class ProjectScoped:
@@ -26,10 +28,81 @@ class ProjectScoped:
         return access.of_user(request.user).visible(queryset, self.project_path)
 
 
+class ScopedValuesFilter(admin.AllValuesFieldListFilter):
+    """A filter by a field's values, offering only the values of rows the person sees.
+
+    Django's own takes a related model's values from all of its rows (`answer__answered_by`: every project's
+    answerers), which would name other projects' people and folders in the list's sidebar (issue 37).
+    """
+
+    def __init__(self, field: Any, request: HttpRequest, params: Any, model: Any, model_admin: Any,
+                 field_path: str) -> None:  # fmt: skip
+        super().__init__(field, request, params, model, model_admin, field_path)
+        self.lookup_choices = (
+            model_admin.get_queryset(request)
+            .exclude(**{f"{field_path}__isnull": True})
+            .order_by(field_path)
+            .values_list(field_path, flat=True)
+            .distinct()
+        )
+
+
 class ManagedPerProject(ProjectScoped):
     """Rows a project's admins manage (its tokens, its team rules): superusers manage every row, and the rows
     of no project (every project's); a project's admins, their projects' rows, without Django's model permissions.
+
+    Every path checks the same per-row permission as the change page (issue 37): a list action (revoke, delete)
+    acts on the selected rows the person manages only; a list whose rows are not all theirs to manage is shown
+    read-only (no list_editable); a row saved or deleted is checked again, whatever the form said.
     """
+
+    def manageable(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        seen = access.of_user(request.user)
+        if seen.everything:
+            return queryset
+        mine = [pk for pk, role in seen.roles.items() if at_least(role, Role.ADMIN)]
+        return queryset.filter(**{f"{self.project_path}__in": mine})
+
+    def manages_all_seen(self, request: HttpRequest) -> bool:
+        seen = access.of_user(request.user)
+        return seen.everything or all(at_least(role, Role.ADMIN) for role in seen.roles.values())
+
+    def response_action(
+        self, request: HttpRequest, queryset: QuerySet[Any], *args: Any, **kwargs: Any
+    ) -> HttpResponse | None:
+        selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+        mine = self.manageable(request, queryset)
+        skipped = queryset.filter(pk__in=selected).count() - mine.filter(pk__in=selected).count()
+        if skipped:
+            messages.warning(
+                request, f"{skipped} of the selected rows are in projects you may only look at: left as they were."
+            )
+        answered: HttpResponse | None = super().response_action(request, mine, *args, **kwargs)  # type: ignore[misc]
+        return answered
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        changelist = super().get_changelist_instance(request)  # type: ignore[misc]
+        if not self.manages_all_seen(request):
+            changelist.list_editable = ()  # a viewer somewhere sees a read-only list
+        return changelist
+
+    def _get_list_editable_queryset(self, request: HttpRequest, prefix: str) -> QuerySet[Any]:
+        found: QuerySet[Any] = super()._get_list_editable_queryset(request, prefix)  # type: ignore[misc]
+        return self.manageable(request, found)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        stored = type(obj).objects.filter(pk=obj.pk).first() if change else None
+        if not self._may_manage(request, obj) or (stored is not None and not self._may_manage(request, stored)):
+            raise PermissionDenied("project: you manage this in the projects where you are an admin only")
+        super().save_model(request, obj, form, change)  # type: ignore[misc]
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        if not self._may_manage(request, obj):
+            raise PermissionDenied("project: you manage this in the projects where you are an admin only")
+        super().delete_model(request, obj)  # type: ignore[misc]
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        super().delete_queryset(request, self.manageable(request, queryset))  # type: ignore[misc]
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "project" and not request.user.is_superuser:

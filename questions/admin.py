@@ -10,7 +10,7 @@ from django.utils.html import format_html
 
 from core.admin import RecordAdmin
 from core.formatting import duration
-from projects.admin import ProjectScoped
+from projects.admin import ProjectScoped, ScopedValuesFilter
 from questions import exports
 from questions.models import Answer, AnswerImage, Question, SavedReply
 
@@ -47,10 +47,10 @@ class QuestionAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Question]):
         ("project", admin.RelatedOnlyFieldListFilter),
         "status",
         "kind",
-        "asker_name",
-        "answer__answered_by",
-        "session__project_name",
-        "session",
+        ("asker_name", ScopedValuesFilter),
+        ("answer__answered_by", ScopedValuesFilter),
+        ("session__project_name", ScopedValuesFilter),
+        ("session", admin.RelatedOnlyFieldListFilter),
         "created_at",
     ]
     actions = ["export_csv", "export_json"]

@@ -38,9 +38,12 @@ class Scope(models.TextChoices):
 
 class AgentTokenQuerySet(models.QuerySet["AgentToken"]):
     def active(self) -> AgentTokenQuerySet:
-        """Neither revoked nor expired: checked on every request, so a revocation holds at once on every worker."""
-        return self.filter(revoked_at__isnull=True).filter(
-            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now())
+        """Neither revoked nor expired, nor a deactivated person's: checked on every request, so a revocation holds
+        at once on every worker (a person deactivated by a bulk update, which sends no signal, included)."""
+        return self.filter(
+            models.Q(revoked_at__isnull=True),
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now()),
+            models.Q(user__isnull=True) | models.Q(user__is_active=True),
         )
 
 
@@ -150,7 +153,7 @@ class AgentToken(models.Model):
         It has a secret nobody knows, so only the authorization server's access tokens reach it;
         questions, sessions, limits and isolation then work as for any other agent token.
         """
-        mine = cls.objects.filter(user=user, oauth_client=client, revoked_at__isnull=True).order_by("created_at")
+        mine = cls.objects.active().filter(user=user, oauth_client=client).order_by("created_at")
         token = mine.first()
         if token is not None:
             if project is not None and token.project_id != project.pk:
@@ -171,19 +174,45 @@ class AgentToken(models.Model):
                 token.save()
         return token
 
+    @classmethod
+    def of_oauth_grant(cls, user: Any, client: Any, issued_at: datetime) -> AgentToken | None:
+        """The agent an OAuth access token issued at `issued_at` acts as; None when that agent is gone.
+
+        Never made here: an agent is made when the person approves the client (for_oauth_grant). Revoked,
+        expired or deleted, it takes every token of the grant with it; a token older than the agent (issued
+        for one revoked since, before the person approved the client again) is refused too (issue 37).
+        """
+        agent = cls.objects.filter(user=user, oauth_client=client).order_by("-created_at", "-pk").first()
+        if agent is None or not agent.is_active or issued_at < agent.created_at:
+            return None
+        return agent
+
     def revoke(self) -> None:
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
+
+    def revoke_grant(self) -> None:
+        """Every access and refresh token this agent's OAuth client holds for its person (no client: nothing)."""
+        if self.oauth_client_id is None or self.user_id is None:
+            return
+        grant = {"user_id": self.user_id, "application_id": self.oauth_client_id}
+        for refresh in get_refresh_token_model().objects.filter(revoked__isnull=True, **grant):
+            refresh.revoke()
+        for access in get_access_token_model().objects.filter(**grant):
+            access.revoke()
 
     def disconnect(self) -> None:
         """Revoke this agent; for an OAuth grant, every access and refresh token its client holds for the person too."""
         # All or nothing: a client left with a live refresh token would mint itself a new access token.
         with transaction.atomic():
             self.revoke()
-            if self.oauth_client_id is not None and self.user_id is not None:
-                grant = {"user_id": self.user_id, "application_id": self.oauth_client_id}
-                for refresh in get_refresh_token_model().objects.filter(revoked__isnull=True, **grant):
-                    refresh.revoke()
-                for access in get_access_token_model().objects.filter(**grant):
-                    access.revoke()
+            self.revoke_grant()
+
+    @classmethod
+    def disconnect_all(cls, tokens: models.QuerySet[AgentToken]) -> int:
+        """Disconnect every live token of `tokens`; how many there were."""
+        live = list(tokens.filter(revoked_at__isnull=True))
+        for token in live:
+            token.disconnect()
+        return len(live)

@@ -67,6 +67,8 @@ def authenticate(raw: str, resource: str) -> AgentToken | None:
     # A token without a resource would be good anywhere: MCP clients must name the server (RFC 8707).
     if not access.resource or not access.allows_audience(resource):
         return None
-    agent = AgentToken.for_oauth_grant(access.user, access.application)
+    agent = AgentToken.of_oauth_grant(access.user, access.application, access.created)
+    if agent is None:
+        return None  # its agent was revoked, expired or deleted: never made again here, elsewhere (issue 37)
     agent.mark_used()
     return agent
