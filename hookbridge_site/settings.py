@@ -281,6 +281,9 @@ HOOKBRIDGE_SLACK_BOT_TOKEN = env_str("HOOKBRIDGE_SLACK_BOT_TOKEN", "")
 HOOKBRIDGE_SLACK_SIGNING_SECRET = env_str("HOOKBRIDGE_SLACK_SIGNING_SECRET", "")
 HOOKBRIDGE_SLACK_CHANNEL = env_str("HOOKBRIDGE_SLACK_CHANNEL", "")
 HOOKBRIDGE_SLACK_API_URL = env_url("HOOKBRIDGE_SLACK_API_URL", "https://slack.com/api/")
+# A button press answers only as a Hook Bridge person (found by the Slack user's e-mail) who may answer the
+# question's project; on: whoever is in the channel may (the channel's membership decides).
+HOOKBRIDGE_SLACK_CHANNEL_DECIDES = env_bool("HOOKBRIDGE_SLACK_CHANNEL_DECIDES", False)
 HOOKBRIDGE_EMAIL_FROM = env_str("HOOKBRIDGE_EMAIL_FROM", "hookbridge@localhost")
 HOOKBRIDGE_EMAIL_TO = env_list("HOOKBRIDGE_EMAIL_TO", [])
 HOOKBRIDGE_EMAIL_CONFIGURED = bool(env_str("EMAIL_URL"))

@@ -136,7 +136,11 @@ def tell(channel_id: str, user: str, text: str) -> None:
 def email_of(user: str) -> str:
     """The Slack user's e-mail, to find them among Hook Bridge's people ('' when Slack does not say)."""
     try:
-        profile = _call("users_info", user=user)["user"].get("profile", {})
+        found = _call("users_info", user=user)
     except Failed:
         return ""
-    return str(profile.get("email", ""))
+    # Whatever Slack (or something standing in for it) answers: no user, no profile, no e-mail is "".
+    person = found.get("user") if hasattr(found, "get") else None
+    profile = person.get("profile") if isinstance(person, dict) else None
+    email = profile.get("email") if isinstance(profile, dict) else None
+    return email if isinstance(email, str) else ""

@@ -3,9 +3,12 @@
 Nothing is read from a request before its signature is checked: `X-Slack-Signature` is `v0=` and the
 HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the signing secret, and `X-Slack-Request-Timestamp` must be
 within five minutes (slack_sdk's SignatureVerifier). A bad or stale signature is a 401, anything else not
-understood a 400, with nothing changed and a log line. A press answers the question as the Slack user (the
-Hook Bridge person with their e-mail, when there is one), well within Slack's three seconds; a press after
-someone else answered is told so, to that user alone. Free text goes through the question's signed link.
+understood a 400, with nothing changed and a log line (never a 500: a malformed timestamp or a payload
+nested past MAX_NESTING is refused before it is parsed). A press answers the question as the Hook Bridge
+person with the Slack user's e-mail, if they may answer the question's project, well within Slack's three
+seconds; anyone else is told, to them alone, that they may not (HOOKBRIDGE_SLACK_CHANNEL_DECIDES lets the
+channel's membership decide instead). A press after someone else answered is told so, to that user alone.
+Free text goes through the question's signed link.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import uuid
 from typing import Any
 
@@ -27,9 +31,43 @@ from core.db import database_sync_to_async
 from notify import slack
 from notify.models import Delivery
 from notify.sending import Failed
+from projects import access
+from projects.models import Project
 from questions.models import AlreadyResolved, InvalidAnswer, Question
 
 logger = logging.getLogger(__name__)
+
+
+# Slack's payloads nest a few levels (blocks in a message in a container); far past this is no button press,
+# and Python's JSON parser would recurse into it until it fails.
+MAX_NESTING = 64
+TIMESTAMP = re.compile(r"[0-9]{1,12}")
+
+
+def too_deep(text: str, limit: int) -> bool:
+    """Whether JSON `text` opens more than `limit` arrays or objects inside one another (strings aside)."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+class NotAllowed(Exception):
+    """The person pressing may not answer this question: they are told so, to them alone."""
 
 
 class Refused(Exception):
@@ -46,12 +84,21 @@ def verified_payload(request: HttpRequest) -> dict[str, Any]:
     body = request.body
     timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
     signature = request.headers.get("X-Slack-Signature", "")
+    # slack_sdk's verifier reads the timestamp with int(): anything but a few digits is refused before it.
+    if not TIMESTAMP.fullmatch(timestamp):
+        raise Refused(401, "X-Slack-Request-Timestamp: not a Unix time in seconds")
     if not SignatureVerifier(secret).is_valid(body, timestamp, signature):
         raise Refused(401, "the signature or its timestamp does not hold")
     try:
-        payload = json.loads(request.POST["payload"])
-    except (KeyError, ValueError):
-        raise Refused(400, "no payload, or not JSON") from None
+        raw = request.POST["payload"]
+    except KeyError:
+        raise Refused(400, "no payload") from None
+    if too_deep(raw, MAX_NESTING):
+        raise Refused(400, f"the payload nests deeper than {MAX_NESTING} levels")
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        raise Refused(400, "the payload is not JSON") from None
     if not isinstance(payload, dict):
         raise Refused(400, "the payload is not an object")
     return payload
@@ -82,9 +129,28 @@ def pressed(payload: dict[str, Any]) -> tuple[uuid.UUID, str, str, str, str]:
     return question_id, choice, user_id, name, channel
 
 
+def answerer(question: Question, email: str) -> Any:
+    """The Hook Bridge person a press answers as; NotAllowed when they may not answer the question's project.
+
+    By their Slack e-mail. With HOOKBRIDGE_SLACK_CHANNEL_DECIDES, anyone in the channel may (None: as themselves).
+    """
+    person = get_user_model().objects.filter(email__iexact=email, is_active=True).first() if email else None
+    if settings.HOOKBRIDGE_SLACK_CHANNEL_DECIDES:
+        return person
+    project = Project.objects.filter(pk=question.project_id).values_list("name", flat=True).first()
+    if person is None:
+        raise NotAllowed(
+            "Your Slack account's e-mail is not a Hook Bridge person's, so this button cannot answer for you: "
+            "answer on the dashboard, or ask an admin to give your account that e-mail."
+        )
+    if not access.of_user(person).may_answer(question.project_id):
+        raise NotAllowed(f"You may not answer questions of project {project} (it needs the answerer role).")
+    return person
+
+
 def answer(question_id: uuid.UUID, choice: str, email: str, name: str) -> None:
     question = Question.objects.get(pk=question_id)
-    person = get_user_model().objects.filter(email__iexact=email).first() if email else None
+    person = answerer(question, email)
     by_name = None if person is not None else f"{name} (Slack)"
     if question.kind == "approval":
         decision: dict[str, str] = (
@@ -115,6 +181,12 @@ async def slack_actions(request: HttpRequest) -> HttpResponse:
             await asyncio.to_thread(slack.tell, channel, user, f"Already decided: {said}")
         except Failed as failed:
             logger.warning("Could not tell %s the question was answered already: %s", user, failed.reason)
+    except NotAllowed as refused:
+        logger.warning("A Slack press on %s may not answer it: %s", question_id, refused)
+        try:
+            await asyncio.to_thread(slack.tell, channel, user, str(refused))
+        except Failed as failed:
+            logger.warning("Could not tell %s they may not answer: %s", user, failed.reason)
     except (Question.DoesNotExist, InvalidAnswer) as exc:
         logger.warning("Refused a Slack answer to %s: %s", question_id, exc)
         return HttpResponse(f"not an answer that question takes: {exc}", status=400, content_type="text/plain")

@@ -31,6 +31,7 @@ class FakeSlack:
     posted: list[dict[str, Any]] = field(default_factory=list)  # what chat.postMessage answered: channel, ts
     errors: dict[str, str] = field(default_factory=dict)  # method -> Slack's error word
     emails: dict[str, str] = field(default_factory=dict)  # Slack user id -> e-mail (users.info)
+    replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # method -> the whole answer, as given
     url: str = ""
     _server: ThreadingHTTPServer | None = None
     _ts: int = 1_700_000_000
@@ -51,6 +52,8 @@ class FakeSlack:
         self.calls.append((method, arguments))
         if method in self.errors:
             return {"ok": False, "error": self.errors[method]}
+        if method in self.replies:
+            return self.replies[method]
         if method == "chat.postMessage":
             self._ts += 1
             channel = "C0FAKE" + str(arguments.get("channel", "")).strip("#")[:4].upper()

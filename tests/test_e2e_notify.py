@@ -32,6 +32,8 @@ def notify_env(slack: FakeSlack, mails: MailSink, steps: str, port: int | None =
         "HOOKBRIDGE_SLACK_BOT_TOKEN": "xoxb-e2e", "HOOKBRIDGE_SLACK_SIGNING_SECRET": SECRET,
         "HOOKBRIDGE_SLACK_CHANNEL": "#agents", "HOOKBRIDGE_SLACK_API_URL": slack.url, "EMAIL_URL": mails.url,
         "HOOKBRIDGE_EMAIL_TO": "lead@example.com", "HOOKBRIDGE_NOTIFY": steps, "HOOKBRIDGE_MAX_HOLD": "60",
+        # Whoever is in the channel answers (the roles a press needs by default: tests/test_notify.py).
+        "HOOKBRIDGE_SLACK_CHANNEL_DECIDES": "1",
     }  # fmt: skip
     if port is not None:
         env["HOOKBRIDGE_PUBLIC_URL"] = f"http://127.0.0.1:{port}"

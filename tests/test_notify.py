@@ -24,9 +24,11 @@ from lifecycle.models import AgentSession
 from notify import dispatcher, health, policy
 from notify import runtime as nf_runtime
 from notify.models import Delivery, DeliveryAttempt, NotifyPolicy, Purpose, Status
+from notify.views import too_deep
 from projects.models import Project
 from questions.models import Question
 from tests.fakes import FakeSlack, MailSink, fake_slack, mail_sink, slack_signature
+from tests.project_world import World
 from tokens.models import AgentToken
 
 SECRET = "slack-signing-secret"
@@ -205,8 +207,10 @@ def test_a_step_is_claimed_once(slack: FakeSlack) -> None:
     assert not second.claim()
 
 
-def signed_post(client: Client, payload: dict[str, Any], *, secret: str = SECRET, at: int | None = None) -> Any:
-    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+def signed_post(client: Client, payload: dict[str, Any] | str, *, secret: str = SECRET, at: int | None = None) -> Any:
+    """`payload` as Slack sends it, signed; a str is sent as it is."""
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    body = urllib.parse.urlencode({"payload": text}).encode()
     timestamp = int(time.time()) if at is None else at
     headers = {
         "X-Slack-Request-Timestamp": str(timestamp),
@@ -244,7 +248,10 @@ def test_a_signed_press_answers_as_the_person_with_that_email(client: Client, sl
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_press_by_someone_unknown_is_kept_under_their_slack_name(client: Client, slack: FakeSlack) -> None:
+def test_where_the_channel_decides_a_press_by_someone_unknown_is_kept_under_their_slack_name(
+    client: Client, slack: FakeSlack, settings: Any
+) -> None:
+    settings.HOOKBRIDGE_SLACK_CHANNEL_DECIDES = True
     question = ask()
     dispatch()
     assert signed_post(client, press(question, "blue")).status_code == 200
@@ -252,7 +259,90 @@ def test_a_press_by_someone_unknown_is_kept_under_their_slack_name(client: Clien
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_press_by_someone_who_is_no_person_here_is_told_so_alone_and_answers_nothing(
+    client: Client, slack: FakeSlack
+) -> None:
+    question = ask()
+    dispatch()
+    assert signed_post(client, press(question, "blue", user="U777")).status_code == 200
+    assert Question.objects.get(pk=question.pk).is_pending
+    (told,) = slack.calls_of("chat.postEphemeral")
+    assert told["user"] == "U777"
+    assert "not a Hook Bridge person's" in told["text"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("who", "project"), [("vic", "web"), ("out", "web"), ("ann", "ops")])
+def test_a_press_answers_only_as_someone_who_may_answer_that_project(
+    client: Client, slack: FakeSlack, world: World, who: str, project: str
+) -> None:
+    """Issue 37: vic only views web, out answers ops only, ann answers web only."""
+    world.people[who].email = f"{who}@example.com"
+    world.people[who].save()
+    slack.emails["U500"] = f"{who}@example.com"
+    question = world.questions[project]
+    dispatch()
+    assert signed_post(client, press(question, "yes", user="U500")).status_code == 200
+    assert Question.objects.get(pk=question.pk).is_pending
+    (told,) = slack.calls_of("chat.postEphemeral")
+    assert f"may not answer questions of project {project}" in told["text"]
+    # The same press by one of the project's answerers answers it.
+    answering = {"web": "ann", "ops": "out"}[project]
+    world.people[answering].email = f"{answering}@example.com"
+    world.people[answering].save()
+    slack.emails["U501"] = f"{answering}@example.com"
+    assert signed_post(client, press(question, "yes", user="U501")).status_code == 200
+    assert Question.objects.get(pk=question.pk).answer.answered_by_user == world.people[answering]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_press_is_refused_politely_when_slack_says_nothing_of_the_user(client: Client, slack: FakeSlack) -> None:
+    slack.replies["users.info"] = {"ok": True}  # no `user` object at all
+    question = ask()
+    dispatch()
+    assert signed_post(client, press(question, "blue")).status_code == 200
+    assert Question.objects.get(pk=question.pk).is_pending
+    (told,) = slack.calls_of("chat.postEphemeral")
+    assert "not a Hook Bridge person's" in told["text"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("timestamp", ["abc", "", "1e9", "-5", "9" * 40, "١٢٣"])
+def test_a_malformed_timestamp_is_a_401_before_anything_is_read(
+    client: Client, slack: FakeSlack, timestamp: str
+) -> None:
+    question = ask()
+    dispatch()
+    body = urllib.parse.urlencode({"payload": json.dumps(press(question, "blue"))}).encode()
+    headers = {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": "v0=" + "0" * 64}
+    form = "application/x-www-form-urlencoded"
+    response = client.generic("POST", "/integrations/slack/actions", body, content_type=form, headers=headers)
+    assert response.status_code == 401
+    assert "X-Slack-Request-Timestamp" in response.text
+    assert Question.objects.get(pk=question.pk).is_pending
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_signed_payload_nested_too_deep_is_a_400(client: Client, slack: FakeSlack) -> None:
+    question = ask()
+    dispatch()
+    text = json.dumps(press(question, "blue"))
+    response = signed_post(client, text[:-1] + ', "extra": ' + "[" * 5000 + "]" * 5000 + "}")
+    assert response.status_code == 400
+    assert "nests deeper than" in response.text
+    assert Question.objects.get(pk=question.pk).is_pending
+
+
+def test_the_nesting_check_counts_brackets_outside_strings_only() -> None:
+    assert not too_deep('{"a": "[[[[[[[[[[[[", "b": "\\"}', 2)
+    assert too_deep('{"a": [[{"b": 1}]]}', 3)
+    assert not too_deep('{"a": [[{"b": 1}]]}', 4)
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_late_press_is_told_who_answered_first_to_that_user_alone(client: Client, slack: FakeSlack) -> None:
+    User.objects.create_user("dan", email="dan@example.com")
+    slack.emails["U999"] = "dan@example.com"
     question = ask()
     dispatch()
     question.record_answer(option="blue", by_name="bob")
@@ -346,6 +436,8 @@ def test_the_questions_page_lists_where_it_was_sent_and_each_attempt(logged_in: 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_deny_press_on_an_approval_denies_it_saying_who(client: Client, slack: FakeSlack) -> None:
+    User.objects.create_user("carol", email="carol@example.com")
+    slack.emails["U123"] = "carol@example.com"
     payload = {"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}
     approval = Question.ask(
         asker=None, asker_name="host", text="May it run Bash?", options=[], kind="approval", payload=payload
