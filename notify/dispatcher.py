@@ -1,21 +1,23 @@
 """Sending what is due, in every server process: claim a step, build it, send it, keep what happened.
 
-Each process polls the steps that are due (and is woken at once by its own asks and answers). A step is
-claimed with a conditional UPDATE, so with several workers it is sent once; a worker that died while
-sending leaves it claimed, and after STALE_SECONDS another takes it again. Building a message reads the
-database (its own thread); sending it waits on a network (a thread of its own), so a slow Slack or mail
-server holds up nothing but its own step. Transient failures come back after a growing pause; permanent
-ones (a bad token, no such channel) are given up at once, with the reason kept.
+Each process runs one sender per channel (Slack, e-mail, the webhook), so a slow Slack holds up no e-mail.
+A sender claims one step at a time with a conditional UPDATE and a short lease (LEASE_SECONDS), renewed while
+it sends: with several workers each step is sent once, and a step whose worker died is taken again as soon as
+its lease lapses, seconds later. A step taken over that may already have gone out (its `sending_since` set)
+is looked for first: a Slack message carries its step as metadata, so the new sender finds it and records it
+instead of posting it twice, and that message gets its update when the question ends. Building a message reads
+the database (its own thread); sending it waits on a network (a thread of its own). Transient failures come back
+after a growing pause; permanent ones (a bad token, no such channel) are given up at once, with the reason kept.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -29,35 +31,81 @@ from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
-TASK = "notify-dispatcher"
+SENDERS = ("slack", "email", "webhook")
+TASK = "notify-sender"
 POLL_SECONDS = 1.0
-STALE_SECONDS = 120
+LEASE_SECONDS = 10.0
+RENEW_SECONDS = LEASE_SECONDS / 3
 BACKOFF_SECONDS = (5, 30, 120, 600)  # then given up: five tries in about 13 minutes
-BATCH = 20
+# Steps read per look; one is claimed at a time, so another worker's sender takes the next.
+LOOK_AHEAD = 5
+
+
+def task_name(channel: str) -> str:
+    return f"{TASK}-{channel}"
 
 
 def wake() -> None:
-    """A step may be due now: look without waiting for the poll (from any thread of this process)."""
-    loop, event = core_runtime.server_loop, runtime.wakeup
-    if loop is not None and event is not None:
+    """A step may be due now: every sender looks without waiting for the poll (from any thread of this process)."""
+    loop = core_runtime.server_loop
+    if loop is None:
+        return
+    for event in list(runtime.wakeups.values()):
         with contextlib.suppress(RuntimeError):  # the loop is closed: the server is going
             loop.call_soon_threadsafe(event.set)
 
 
-def claim_due(now: Any = None) -> list[Delivery]:
-    now = now or timezone.now()
-    # A step left claimed by a worker that went away while sending it is due again. Looked for now and then,
-    # not at every poll: an UPDATE a second would take SQLite's write lock for nothing.
-    if time.monotonic() - runtime.stale_checked_at > STALE_SECONDS / 4:
-        runtime.stale_checked_at = time.monotonic()
-        stale = now - timedelta(seconds=STALE_SECONDS)
-        Delivery.objects.filter(status=Status.SENDING, claimed_at__lt=stale).update(status=Status.DUE)
-    due = Delivery.objects.filter(status=Status.DUE, due_at__lte=now).order_by("due_at", "id")[:BATCH]
-    return [delivery for delivery in due if delivery.claim()]
+def claim_next(channel: str) -> Delivery | None:
+    """One step of `channel` that is due (or whose sender's lease lapsed), claimed for this sender; None: none."""
+    now = timezone.now()
+    for delivery in Delivery.objects.filter(Delivery.claimable(now), channel=channel).order_by("due_at", "id")[
+        :LOOK_AHEAD
+    ]:
+        if delivery.claim(LEASE_SECONDS):
+            return delivery
+    return None
+
+
+def found_already_sent(delivery: Delivery) -> bool:
+    """For a step taken over mid-send: whether its message is out already (recorded as sent if so)."""
+    if delivery.sending_since is None or delivery.channel != "slack" or delivery.purpose != Purpose.NOTIFY:
+        return False
+    channel_id = slack_channel_id(delivery.target)
+    if not channel_id:
+        logger.warning(
+            "Step %s may have been posted by a worker that died; %s is no channel ID and none is known for it, "
+            "so it is posted again (name HOOKBRIDGE_SLACK_CHANNEL by its ID to avoid that)",
+            delivery.pk, delivery.target,
+        )  # fmt: skip
+        return False
+    try:
+        posted = slack.find_posted(channel_id, delivery.pk, delivery.sending_since.timestamp() - 1)
+    except Failed as failed:
+        logger.warning("Could not look for step %s's message in Slack: %s", delivery.pk, failed.reason)
+        return False
+    if posted is None:
+        return False
+    finish(delivery, posted, 0)
+    return True
+
+
+def slack_channel_id(target: str) -> str:
+    """The channel ID Slack's reading methods need: the target itself, or the one an earlier post reported."""
+    if slack.CHANNEL_ID.match(target):
+        return target
+    return (
+        Delivery.objects.filter(channel="slack", target=target)
+        .exclude(slack_channel_id="")
+        .values_list("slack_channel_id", flat=True)
+        .first()
+        or ""
+    )
 
 
 def prepare(delivery: Delivery) -> Callable[[], Any] | None:
     """What sending this step does, built from the database now; None when it is no longer needed."""
+    if found_already_sent(delivery):
+        return None
     question = Question.objects.select_related("session", "answer").get(pk=delivery.question_id)
     if delivery.purpose == Purpose.NOTIFY and not question.is_pending:
         ended = "The question ended before this step was due."
@@ -69,7 +117,7 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
         return lambda: slack.update(delivery.slack_channel_id, delivery.slack_ts, title, shown)
     if delivery.channel == "slack":
         shown = slack.blocks(question)
-        return lambda: slack.post(delivery.target, title, shown)
+        return lambda: slack.post(delivery.target, title, shown, delivery.pk)
     if delivery.channel == "email":
         mails = email.mails(question, delivery.target.split(","))
         return lambda: email.send(mails)
@@ -80,13 +128,23 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
     return None
 
 
+def prepared(delivery: Delivery) -> Callable[[], Any] | None:
+    """prepare(), and the mark that the message is about to leave (what a taker-over looks for)."""
+    step = prepare(delivery)
+    if step is not None:
+        delivery.mark_sending()
+    return step
+
+
 def finish(delivery: Delivery, sent: Any, took_ms: int) -> None:
-    delivery.record(ok=True, took_ms=took_ms)
     if isinstance(sent, slack.Posted):
+        # Where the message is, first: what an update and a retry need must never be lost after the post.
         Delivery.objects.filter(pk=delivery.pk).update(slack_channel_id=sent.channel_id, slack_ts=sent.ts)
-        # Answered while the message was on its way: it is to say so at once.
-        if not Question.objects.filter(pk=delivery.question_id, status="pending").exists():
-            Delivery.after_question_ended(delivery.question_id)
+    delivery.record(ok=True, took_ms=took_ms)
+    # Answered while the message was on its way: it is to say so at once.
+    ended = not Question.objects.filter(pk=delivery.question_id, status="pending").exists()
+    if isinstance(sent, slack.Posted) and ended:
+        Delivery.after_question_ended(delivery.question_id)
 
 
 def give_up_or_retry(delivery: Delivery, failed: Failed, took_ms: int) -> None:
@@ -100,43 +158,75 @@ def give_up_or_retry(delivery: Delivery, failed: Failed, took_ms: int) -> None:
 
 
 async def send(delivery: Delivery) -> None:
-    step = await database_sync_to_async(prepare)(delivery)
-    if step is None:
-        return
-    started = time.monotonic()
+    renewing = asyncio.create_task(_renew(delivery))
     try:
-        sent = await asyncio.to_thread(step)
-    except Failed as failed:
-        await database_sync_to_async(give_up_or_retry)(delivery, failed, round((time.monotonic() - started) * 1000))
-    else:
-        await database_sync_to_async(finish)(delivery, sent, round((time.monotonic() - started) * 1000))
+        step = await database_sync_to_async(prepared)(delivery)
+        if step is None:
+            return
+        started = time.monotonic()
+        try:
+            sent = await asyncio.to_thread(step)
+        except Failed as failed:
+            took = round((time.monotonic() - started) * 1000)
+            await database_sync_to_async(give_up_or_retry)(delivery, failed, took)
+        else:
+            await database_sync_to_async(finish)(delivery, sent, round((time.monotonic() - started) * 1000))
+    finally:
+        renewing.cancel()
     await database_sync_to_async(health.changed)()
     await database_sync_to_async(steps.changed)(delivery.question_id)
 
 
+async def _renew(delivery: Delivery) -> None:
+    """Keep the claim while the step is sent: only a sender that is gone lets its lease lapse."""
+    while True:
+        await asyncio.sleep(RENEW_SECONDS)
+        if not await database_sync_to_async(delivery.renew)(LEASE_SECONDS):
+            logger.warning("Lost the claim on step %s while sending it", delivery.pk)
+            return
+
+
+async def send_one(channel: str) -> bool:
+    """Claim and send one step of `channel`; False when none is due."""
+    delivery = await database_sync_to_async(claim_next)(channel)
+    if delivery is None:
+        return False
+    try:
+        await send(delivery)
+    except Exception:
+        logger.exception("Sending %s for question %s broke", delivery.channel, delivery.question_id)
+        await database_sync_to_async(delivery.record)(ok=False, error="An error in Hook Bridge; see its log.")
+    return True
+
+
+async def drain(channel: str) -> int:
+    """Send `channel`'s steps until none is due; how many."""
+    sent = 0
+    while await send_one(channel):
+        sent += 1
+    return sent
+
+
 async def dispatch_due() -> int:
-    claimed = await database_sync_to_async(claim_due)()
-    for delivery in claimed:
-        try:
-            await send(delivery)
-        except Exception:
-            logger.exception("Sending %s for question %s broke", delivery.channel, delivery.question_id)
-            await database_sync_to_async(delivery.record)(ok=False, error="An error in Hook Bridge; see its log.")
-    return len(claimed)
+    """Every channel's due steps, each channel on its own: how many steps were taken."""
+    return sum(await asyncio.gather(*(drain(channel) for channel in SENDERS)))
 
 
-async def _dispatch_forever() -> None:
-    runtime.wakeup = event = asyncio.Event()
+async def _send_forever(channel: str) -> None:
+    runtime.wakeups[channel] = event = asyncio.Event()
     while True:
         try:
-            await dispatch_due()
+            await drain(channel)
         except Exception:
-            logger.warning("Could not send the notifications due; trying again shortly", exc_info=True)
+            logger.warning("Could not send the %s steps due; trying again shortly", channel, exc_info=True)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(event.wait(), POLL_SECONDS)
         event.clear()
 
 
 def ensure_running() -> None:
-    """Start this process's dispatcher on the running loop (once; again if that loop has gone)."""
-    core_runtime.keep_running(TASK, _dispatch_forever)
+    """Start this process's senders, one per channel set up, on the running loop (once; again if it has gone)."""
+    configured = {"slack": slack.configured(), "email": email.configured(), "webhook": webhook.configured()}
+    for channel in SENDERS:
+        if configured[channel]:
+            core_runtime.keep_running(task_name(channel), functools.partial(_send_forever, channel))

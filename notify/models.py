@@ -9,7 +9,7 @@ question's page.
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -96,6 +96,12 @@ class Delivery(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     last_error = models.TextField(blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # A claim is a lease, renewed while its worker sends: a step whose worker died is due again when it lapses.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    claim_token = models.UUIDField(null=True, blank=True, editable=False)
+    # Set just before a message leaves, cleared with the outcome: a step taken over with this set may have
+    # gone out already, so the new sender looks for it first (notify.dispatcher) instead of sending it twice.
+    sending_since = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     # Where Slack put the message: what chat.update and a button press name.
     slack_channel_id = models.CharField(max_length=40, blank=True)
@@ -127,18 +133,49 @@ class Delivery(models.Model):
                           "slack_ts": sent.slack_ts},
             )  # fmt: skip
 
-    def claim(self) -> bool:
-        """Take this step to send it; False when another worker took it first (or it is no longer due)."""
+    @staticmethod
+    def claimable(now: datetime) -> models.Q:
+        """Due, or claimed by a worker whose lease lapsed (it died, or lost the database, while sending)."""
+        return models.Q(status=Status.DUE, due_at__lte=now) | models.Q(status=Status.SENDING, lease_until__lt=now)
+
+    def claim(self, lease_seconds: float = 10.0) -> bool:
+        """Take this step to send it, for `lease_seconds` unless renewed; False when another worker has it.
+
+        A conditional UPDATE: of several workers reading the same row, one takes it.
+        """
         now = timezone.now()
-        taken = Delivery.objects.filter(pk=self.pk, status=Status.DUE).update(status=Status.SENDING, claimed_at=now)
-        self.status, self.claimed_at = Status.SENDING, now
+        token = uuid.uuid4()
+        lease = now + timedelta(seconds=lease_seconds)
+        taken = (
+            Delivery.objects.filter(pk=self.pk)
+            .filter(Delivery.claimable(now))
+            .update(status=Status.SENDING, claimed_at=now, lease_until=lease, claim_token=token)
+        )
+        if taken:
+            self.status, self.claimed_at, self.lease_until, self.claim_token = Status.SENDING, now, lease, token
         return bool(taken)
+
+    def renew(self, lease_seconds: float) -> bool:
+        """Hold the claim a while longer; False when it was lost (the lease lapsed and another worker took it)."""
+        lease = timezone.now() + timedelta(seconds=lease_seconds)
+        return bool(
+            Delivery.objects.filter(pk=self.pk, claim_token=self.claim_token, status=Status.SENDING).update(
+                lease_until=lease
+            )
+        )
+
+    def mark_sending(self) -> None:
+        """The message is about to leave: once set, a taker-over must look for it before sending again."""
+        self.sending_since = timezone.now()
+        Delivery.objects.filter(pk=self.pk, claim_token=self.claim_token).update(sending_since=self.sending_since)
 
     def record(self, *, ok: bool, error: str = "", took_ms: int = 0, retry_in: float | None = None) -> None:
         """An attempt's outcome: sent; due again after `retry_in` seconds; or failed for good."""
         now = timezone.now()
         DeliveryAttempt.objects.create(delivery=self, at=now, ok=ok, error=error[:2000], took_ms=took_ms)
-        changes: dict[str, object] = {"attempts": self.attempts + 1, "last_error": error[:2000]}
+        changes: dict[str, object] = {
+            "attempts": self.attempts + 1, "last_error": error[:2000], "lease_until": None, "sending_since": None,
+        }  # fmt: skip
         if ok:
             changes |= {"status": Status.SENT, "sent_at": now}
         elif retry_in is not None:

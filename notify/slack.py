@@ -119,9 +119,41 @@ def _call(method: str, **arguments: Any) -> Any:
         raise Failed(f"Slack could not be reached: {exc}", permanent=False) from None
 
 
-def post(channel: str, text: str, shown: list[dict[str, Any]]) -> Posted:
-    response = _call("chat_postMessage", channel=channel, text=text, blocks=shown, unfurl_links=False)
+# The marker every message carries (Slack's message metadata): the step it was posted for.
+MARKER_EVENT = "hookbridge_step"
+CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{6,}$")
+
+
+def marker(step_id: int) -> dict[str, Any]:
+    return {"event_type": MARKER_EVENT, "event_payload": {"step": str(step_id)}}
+
+
+def post(channel: str, text: str, shown: list[dict[str, Any]], step_id: int) -> Posted:
+    response = _call(
+        "chat_postMessage", channel=channel, text=text, blocks=shown, unfurl_links=False, metadata=marker(step_id)
+    )
     return Posted(str(response["channel"]), str(response["ts"]))
+
+
+def find_posted(channel_id: str, step_id: int, since: float) -> Posted | None:
+    """The message posted for step `step_id` in `channel_id` at `since` or later (a Unix time), if Slack has one.
+
+    For a step whose sender died while posting: its message may be there without its ts in our row.
+    """
+    response = _call(
+        "conversations_history", channel=channel_id, oldest=f"{since:.6f}", include_all_metadata=True, limit=200
+    )
+    messages = response.get("messages") if hasattr(response, "get") else None
+    for message in messages if isinstance(messages, list) else []:
+        found = message.get("metadata") if isinstance(message, dict) else None
+        if (
+            isinstance(found, dict)
+            and found.get("event_type") == MARKER_EVENT
+            and isinstance(found.get("event_payload"), dict)
+            and found["event_payload"].get("step") == str(step_id)
+        ):
+            return Posted(channel_id, str(message.get("ts", "")))
+    return None
 
 
 def update(channel_id: str, ts: str, text: str, shown: list[dict[str, Any]]) -> None:

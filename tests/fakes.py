@@ -32,9 +32,15 @@ class FakeSlack:
     errors: dict[str, str] = field(default_factory=dict)  # method -> Slack's error word
     emails: dict[str, str] = field(default_factory=dict)  # Slack user id -> e-mail (users.info)
     replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # method -> the whole answer, as given
+    # Seconds each answer takes to come back, after the call is recorded (a slow Slack; a post that is made
+    # even if its caller dies before the answer arrives, as Slack's are).
+    delay: float = 0.0
+    messages: list[dict[str, Any]] = field(default_factory=list)  # what was posted: channel, ts, metadata
+    in_flight: int = 0  # calls recorded whose answer has not gone back yet
+    _counting: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
     _server: ThreadingHTTPServer | None = None
-    _ts: int = 1_700_000_000
+    _ts: float = 0.0
 
     def calls_of(self, method: str) -> list[dict[str, Any]]:
         return [arguments for name, arguments in self.calls if name == method]
@@ -55,10 +61,25 @@ class FakeSlack:
         if method in self.replies:
             return self.replies[method]
         if method == "chat.postMessage":
-            self._ts += 1
-            channel = "C0FAKE" + str(arguments.get("channel", "")).strip("#")[:4].upper()
-            self.posted.append({"channel": channel, "ts": f"{self._ts}.000100"})
+            # Slack's ts is the message's Unix time, to the microsecond, unique in its channel.
+            self._ts = max(time.time(), self._ts + 0.000001)
+            named = str(arguments.get("channel", ""))
+            # A channel named by its ID is that channel; a name gets an ID of its own, as Slack answers.
+            channel = named if named[:1] == "C" and named.isupper() else "C0FAKE" + named.strip("#")[:4].upper()
+            self.posted.append({"channel": channel, "ts": f"{self._ts:.6f}"})
+            metadata = arguments.get("metadata")
+            metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+            self.messages.append({**self.posted[-1], "metadata": metadata})
             return {"ok": True, **self.posted[-1]}
+        if method == "conversations.history":
+            # Newest first, as Slack lists them; metadata only when asked for.
+            oldest = float(arguments.get("oldest") or 0)
+            found = [
+                {"ts": m["ts"], **({"metadata": m["metadata"]} if arguments.get("include_all_metadata") else {})}
+                for m in reversed(self.messages)
+                if m["channel"] == arguments.get("channel") and float(m["ts"]) >= oldest
+            ]
+            return {"ok": True, "messages": found}
         if method == "users.info":
             user = str(arguments.get("user", ""))
             return {"ok": True, "user": {"id": user, "profile": {"email": self.emails.get(user, "")}}}
@@ -77,7 +98,14 @@ class FakeSlack:
                     for key in ("blocks", "attachments"):
                         if isinstance(arguments.get(key), str):
                             arguments[key] = json.loads(arguments[key])
-                reply = json.dumps(fake.answer(self.path.strip("/").split("/")[-1], arguments)).encode()
+                with fake._counting:
+                    fake.in_flight += 1
+                try:
+                    reply = json.dumps(fake.answer(self.path.strip("/").split("/")[-1], arguments)).encode()
+                    time.sleep(fake.delay)
+                finally:
+                    with fake._counting:
+                        fake.in_flight -= 1
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(reply)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from django.utils import timezone
 from core import runtime
 from lifecycle.models import AgentSession
 from notify import dispatcher, health, policy
-from notify import runtime as nf_runtime
+from notify import slack as slack_api
 from notify.models import Delivery, DeliveryAttempt, NotifyPolicy, Purpose, Status
 from notify.views import too_deep
 from projects.models import Project
@@ -417,9 +418,10 @@ async def test_the_dispatcher_sends_what_comes_due_while_it_runs(slack: FakeSlac
                 break
             await asyncio.sleep(0.1)
     finally:
-        task = runtime.background_tasks.pop(dispatcher.TASK, None)
-        if task is not None:
-            task.cancel()
+        for channel in dispatcher.SENDERS:
+            task = runtime.background_tasks.pop(dispatcher.task_name(channel), None)
+            if task is not None:
+                task.cancel()
     assert status == Status.SENT
 
 
@@ -450,15 +452,85 @@ def test_a_deny_press_on_an_approval_denies_it_saying_who(client: Client, slack:
     }
 
 
+def lapse(step: Delivery) -> None:
+    """The lease of the worker that claimed `step` runs out (it died): as if LEASE_SECONDS had passed."""
+    Delivery.objects.filter(pk=step.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_step_left_claimed_by_a_worker_that_went_away_is_sent_by_another(slack: FakeSlack) -> None:
     question = ask()
     step = Delivery.objects.get(question=question, channel="slack")
     assert step.claim()  # a worker took it, and died before sending
-    Delivery.objects.filter(pk=step.pk).update(
-        claimed_at=timezone.now() - timedelta(seconds=dispatcher.STALE_SECONDS + 1)
-    )
-    nf_runtime.stale_checked_at = float("-inf")
+    assert dispatch() == 0, "its lease holds: nobody else takes it yet"
+    lapse(step)
     assert dispatch() == 1
     assert Delivery.objects.get(pk=step.pk).status == Status.SENT
     assert len(slack.calls_of("chat.postMessage")) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_renewed_claim_is_kept_and_a_lost_one_is_known(slack: FakeSlack) -> None:
+    question = ask()
+    mine = Delivery.objects.get(question=question, channel="slack")
+    theirs = Delivery.objects.get(pk=mine.pk)
+    assert mine.claim(lease_seconds=0.01)
+    assert mine.renew(60)
+    assert not theirs.claim(), "renewed: still mine"
+    lapse(mine)
+    assert theirs.claim()
+    assert not mine.renew(60), "taken over: the first sender hears it lost the step"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_post_made_by_a_worker_that_died_is_found_not_posted_again_and_gets_its_update(slack: FakeSlack) -> None:
+    question = ask()
+    step = Delivery.objects.get(question=question, channel="slack")
+    # An earlier post told this server the channel's ID (the look-up needs it; a name is not enough).
+    Delivery.objects.filter(pk=step.pk).update(target="C0FAKEAGEN")
+    step.refresh_from_db()
+    assert step.claim()
+    step.mark_sending()
+    slack_api.post("C0FAKEAGEN", "agent-a asks: Which colour?", [], step.pk)  # Slack posted; the worker died
+    lapse(step)
+
+    assert dispatch() == 1
+    assert len(slack.calls_of("chat.postMessage")) == 1, "not posted twice"
+    found = Delivery.objects.get(pk=step.pk)
+    assert (found.status, found.slack_ts) == (Status.SENT, slack.posted[0]["ts"])
+    question.record_answer(option="green", by_name="bob")
+    dispatch()
+    (updated,) = slack.calls_of("chat.update")
+    assert (updated["channel"], updated["ts"]) == (slack.posted[0]["channel"], slack.posted[0]["ts"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_taken_over_whose_post_never_left_is_posted_once(slack: FakeSlack) -> None:
+    question = ask()
+    step = Delivery.objects.get(question=question, channel="slack")
+    Delivery.objects.filter(pk=step.pk).update(target="C0FAKEAGEN")
+    step.refresh_from_db()
+    assert step.claim()
+    step.mark_sending()  # about to post, and died before the request left
+    lapse(step)
+    assert dispatch() == 1
+    assert len(slack.calls_of("conversations.history")) == 1, "looked first"
+    assert len(slack.calls_of("chat.postMessage")) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_slack_holds_up_no_email(slack: FakeSlack, sink: MailSink, settings: Any) -> None:
+    """Issue 37, hole 7: each channel has its own sender."""
+    settings.HOOKBRIDGE_NOTIFY = "slack@0s,email@0s"
+    settings.HOOKBRIDGE_EMAIL_TO = ["lead@example.com"]
+    slack.delay = 1.0
+    for n in range(3):
+        ask(f"Question {n}?")
+    sending = threading.Thread(target=dispatch)
+    sending.start()
+    try:
+        sink.wait_for(3)
+        assert len(slack.posted) < 3, "every mail is out while Slack is still on its posts"
+    finally:
+        sending.join(timeout=30)
+    assert len(slack.calls_of("chat.postMessage")) == 3
