@@ -393,7 +393,14 @@ OAUTH2_PROVIDER = {
     # (public addresses only, size- and time-bounded, cached). 0 for a server that must not fetch.
     "CIMD_ENABLED": env_bool("HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS", True),
     "REQUEST_APPROVAL_PROMPT": "force",  # every grant is a person's deliberate act on the consent page
+    # The metadata lists exactly what is served: a person's consent, then refreshes, for public (PKCE) clients
+    # too; no implicit, password, machine (client_credentials) or device grants.
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
 }
+# Open registration (RFC 7591), limited per address: past this many clients in an hour, a 429 with Retry-After.
+HOOKBRIDGE_OAUTH_REGISTRATIONS_PER_HOUR = env_int("HOOKBRIDGE_OAUTH_REGISTRATIONS_PER_HOUR", 20)
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 
 # Behind a TLS-terminating proxy (docs/deploy.md): trust its X-Forwarded-Proto and X-Forwarded-For.

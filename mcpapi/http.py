@@ -162,7 +162,9 @@ def _base(scope: Scope) -> str:
 def _unauthenticated(scope: Scope, description: str, error: str = "") -> Refused:
     """401 with where to sign in (RFC 9728): the metadata of the very endpoint the client called."""
     challenge = oauth.challenge(_base(scope), scope["path"].rstrip("/"), error=error)
-    body = {"error": error or "invalid_request", "error_description": description}
+    # The body says what the header says: an error code only when the header names one (RFC 6750 §3.1: a
+    # request without credentials gets none).
+    body = {"error": error, "error_description": description} if error else {"error_description": description}
     return Refused(401, body, www_authenticate=challenge.encode("latin-1", "replace"))
 
 

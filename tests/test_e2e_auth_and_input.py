@@ -40,7 +40,11 @@ async def test_mcp_refuses_a_missing_or_wrong_token(live_server_proc: LiveServer
     # Where to sign in the MCP way (RFC 9728): this endpoint's protected-resource metadata.
     metadata = f'resource_metadata="{live_server_proc.url}/.well-known/oauth-protected-resource/mcp"'
     assert metadata in challenge
-    assert ('error="invalid_token"' in challenge) == (authorization is not None and authorization.startswith("Bearer"))
+    named = authorization is not None and authorization.startswith("Bearer")
+    assert ('error="invalid_token"' in challenge) == named
+    # The body says what the header says: an error code only where the header gives one.
+    assert response.json().get("error") == ("invalid_token" if named else None)
+    assert response.json()["error_description"]
 
 
 @pytest.mark.parametrize(

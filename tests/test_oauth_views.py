@@ -226,7 +226,34 @@ def test_a_code_works_once(signed_in: tuple[Client, str, str, str]) -> None:
 
     assert again.status_code == 400
     assert again.json()["error"] == "invalid_grant"
-    assert get_access_token_model().objects.filter(scope="mcp").count() == 1
+    # A replayed code leaked: what its first use issued is revoked too (RFC 6749 §4.1.2).
+    assert get_access_token_model().objects.filter(scope="mcp").count() == 0
+
+
+def test_a_replayed_code_revokes_the_tokens_it_issued_and_their_refreshes(
+    signed_in: tuple[Client, str, str, str],
+) -> None:
+    browser, client_id, code, verifier = signed_in
+    issued = exchange(browser, client_id, code, verifier).json()
+    refreshed = browser.post(
+        "/oauth/token/",
+        {"grant_type": "refresh_token", "refresh_token": issued["refresh_token"], "client_id": client_id,
+         "resource": RESOURCE},
+    )  # fmt: skip
+    assert refreshed.status_code == 200
+    newer = refreshed.json()
+    assert oauth.authenticate(newer["access_token"], RESOURCE) is not None
+
+    assert exchange(browser, client_id, code, verifier).status_code == 400
+
+    assert oauth.authenticate(issued["access_token"], RESOURCE) is None
+    assert oauth.authenticate(newer["access_token"], RESOURCE) is None
+    again = browser.post(
+        "/oauth/token/",
+        {"grant_type": "refresh_token", "refresh_token": newer["refresh_token"], "client_id": client_id,
+         "resource": RESOURCE},
+    )  # fmt: skip
+    assert again.status_code == 400
 
 
 def test_without_pkce_no_code_is_issued(logged_in: Client) -> None:
@@ -247,9 +274,15 @@ def test_plain_pkce_is_refused_before_and_after_the_consent(logged_in: Client) -
     asked = logged_in.get("/oauth/authorize/?" + urlencode(params))
     forced = logged_in.post("/oauth/authorize/", data={**params, "allow": "Authorize"})
 
+    # The client and its address are known: the error goes back to it (RFC 6749 §4.1.2.1), without a code.
     for response in (asked, forced):
-        assert response.status_code == 400
-        assert b"code_challenge_method must be S256" in response.content
+        assert response.status_code == 302
+        sent_back = parse_qs(urlsplit(response["Location"]).query)
+        assert response["Location"].startswith(REDIRECT + "?")
+        assert sent_back["error"] == ["invalid_request"]
+        assert "code_challenge_method must be S256" in sent_back["error_description"][0]
+        assert (sent_back["state"], sent_back["iss"]) == (["s-1"], ["http://testserver"])
+        assert "code" not in sent_back
     assert not get_grant_model().objects.exists()
 
 
@@ -279,9 +312,90 @@ def test_a_token_for_another_server_is_refused_at_the_consent(logged_in: Client)
     forced = logged_in.post("/oauth/authorize/", data={**params, "allow": "Authorize"})
 
     for response in (asked, forced):
-        assert response.status_code == 400
-        assert b"invalid_target" in response.content
+        assert response.status_code == 302
+        sent_back = parse_qs(urlsplit(response["Location"]).query)
+        assert sent_back["error"] == ["invalid_target"]
+        assert "code" not in sent_back
     assert not get_grant_model().objects.exists()
+
+
+def test_an_unknown_client_with_a_foreign_resource_gets_our_own_page(logged_in: Client) -> None:
+    params = authorization("no-such-client", pkce()[1], resource="http://other.example/mcp")
+    response = logged_in.get("/oauth/authorize/?" + urlencode(params))
+    assert response.status_code == 400
+    assert b"invalid_target" in response.content
+    assert "Location" not in response
+
+
+def test_a_token_for_another_server_is_refused_at_the_token_endpoint_too(
+    signed_in: tuple[Client, str, str, str],
+) -> None:
+    browser, client_id, code, verifier = signed_in
+    # The authorization request named no foreign resource; the token request does.
+    response = browser.post(
+        "/oauth/token/",
+        {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "client_id": client_id,
+         "code_verifier": verifier, "resource": "http://other.example/mcp"},
+    )  # fmt: skip
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_target"
+    assert not get_access_token_model().objects.filter(scope="mcp").exists()
+
+
+def test_the_consent_page_is_shown_whatever_approval_prompt_says(logged_in: Client) -> None:
+    client_id = register(logged_in)["client_id"]
+    verifier, challenge = pkce()
+    exchange(logged_in, client_id, allow(logged_in, authorization(client_id, challenge)), verifier)
+    # Approved once already: approval_prompt=auto must not skip the person's consent the second time.
+    params = authorization(client_id, pkce()[1], approval_prompt="auto")
+    response = logged_in.get("/oauth/authorize/?" + urlencode(params))
+    assert response.status_code == 200
+    assert b'name="allow"' in response.content
+
+
+def test_the_metadata_lists_exactly_what_is_served(client: Client) -> None:
+    document = client.get("/.well-known/oauth-authorization-server").json()
+    assert document["grant_types_supported"] == ["authorization_code", "refresh_token"]
+    assert document["response_types_supported"] == ["code"]
+    assert "none" in document["token_endpoint_auth_methods_supported"]
+    assert not any("device" in key for key in document)
+
+
+@pytest.mark.parametrize("grant", ["client_credentials", "urn:ietf:params:oauth:grant-type:device_code", "password"])
+def test_registration_refuses_grants_not_served(client: Client, grant: str) -> None:
+    body = {"client_name": "bot", "redirect_uris": [REDIRECT], "grant_types": [grant],
+            "token_endpoint_auth_method": "none"}  # fmt: skip
+    response = client.post("/oauth/register/", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert grant[:20] in response.json()["error_description"]
+    assert not get_application_model().objects.exists()
+
+
+def test_the_registration_answer_echoes_what_was_registered(client: Client) -> None:
+    registered = register(client)
+    assert registered["scope"] == "mcp"
+    assert registered["application_type"] == "native"
+    assert isinstance(registered["client_id_issued_at"], int)
+    assert registered["grant_types"] == ["authorization_code", "refresh_token"]
+    assert registered["token_endpoint_auth_method"] == "none"
+
+
+def test_registration_is_limited_per_address(client: Client, settings: Any) -> None:
+    settings.HOOKBRIDGE_OAUTH_REGISTRATIONS_PER_HOUR = 3
+    for n in range(3):
+        register(client, f"client {n}")
+    body = {"client_name": "one more", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
+    refused = client.post("/oauth/register/", data=json.dumps(body), content_type="application/json")
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 3600
+    assert "HOOKBRIDGE_OAUTH_REGISTRATIONS_PER_HOUR" in refused.json()["error_description"]
+    assert get_application_model().objects.count() == 3
+    # Another address is not held up by this one's.
+    other = client.post(
+        "/oauth/register/", data=json.dumps(body), content_type="application/json", REMOTE_ADDR="127.0.0.9"
+    )
+    assert other.status_code == 201
 
 
 def test_a_revoked_token_no_longer_signs_in(signed_in: tuple[Client, str, str, str]) -> None:

@@ -216,3 +216,33 @@ class AgentToken(models.Model):
         for token in live:
             token.disconnect()
         return len(live)
+
+
+class UsedAuthorizationCode(models.Model):
+    """An authorization code once exchanged, and the token family it began (RFC 6749 §4.1.2, RFC 9700 §4.5.3).
+
+    The library deletes a code when it is exchanged, so a replay would be only "invalid_grant": kept here,
+    a second use also revokes every token the first one issued, and those refreshed from it.
+    """
+
+    code_checksum = models.CharField(max_length=64, unique=True)
+    token_family = models.UUIDField(null=True, blank=True)
+    access_checksum = models.CharField(max_length=64, blank=True)
+    used_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    # A code lives 60 s; a replay after a day has long been refused for its age, so the row can go.
+    KEPT = timedelta(days=1)
+
+    def __str__(self) -> str:
+        return f"code {self.code_checksum[:8]}… used at {self.used_at:%Y-%m-%d %H:%M:%S}"
+
+
+class OAuthRegistration(models.Model):
+    """A client registered through /oauth/register/, and from where: what the per-address limit counts."""
+
+    address = models.CharField(max_length=64, db_index=True)
+    client_id = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.client_id} from {self.address}"

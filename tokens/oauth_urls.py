@@ -27,9 +27,9 @@ urlpatterns = [
         name="oauth-resource-metadata-path",
     ),
     path("oauth/authorize/", ours.Authorize.as_view(), name="authorize"),
-    path("oauth/token/", oauth_views.TokenView.as_view(), name="token"),
+    path("oauth/token/", ours.Token.as_view(), name="token"),
     path("oauth/revoke/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
-    path("oauth/register/", oauth_views.DynamicClientRegistrationView.as_view(), name="dcr-register"),
+    path("oauth/register/", ours.Register.as_view(), name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",
         oauth_views.DynamicClientRegistrationManagementView.as_view(),
