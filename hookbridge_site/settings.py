@@ -392,6 +392,7 @@ OAUTH2_PROVIDER = {
     # Documents, the MCP specification's first choice): fetched by the library's SSRF-safe fetcher
     # (public addresses only, size- and time-bounded, cached). 0 for a server that must not fetch.
     "CIMD_ENABLED": env_bool("HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS", True),
+    "CIMD_METADATA_FETCHER": "tokens.client_documents.ReportingFetcher",  # keeps why a document failed
     "REQUEST_APPROVAL_PROMPT": "force",  # every grant is a person's deliberate act on the consent page
     # The metadata lists exactly what is served: a person's consent, then refreshes, for public (PKCE) clients
     # too; no implicit, password, machine (client_credentials) or device grants.

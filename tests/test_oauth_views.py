@@ -12,9 +12,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from oauth2_provider.cimd import CIMDError
 from oauth2_provider.models import get_access_token_model, get_application_model, get_grant_model
 
 from tokens import oauth
+from tokens.client_documents import ReportingFetcher
 from tokens.models import AgentToken
 
 pytestmark = pytest.mark.django_db
@@ -475,3 +477,30 @@ def test_a_client_may_name_itself_by_its_metadata_document(logged_in: Client, se
     agent = oauth.authenticate(issued["access_token"], RESOURCE)
     assert agent is not None
     assert agent.name == "alice's Claude Code"
+
+
+class UnreachableDocuments(ReportingFetcher):
+    """The client's host answers 404 for its document, as the library's fetcher would report it."""
+
+    def fetch_document(self, client_id: str) -> tuple[dict[str, Any], int]:
+        raise CIMDError("client_id document returned HTTP 404")
+
+
+def test_a_document_that_cannot_be_fetched_is_refused_naming_the_host_and_why(logged_in: Client, settings: Any) -> None:
+    settings.OAUTH2_PROVIDER = {
+        **settings.OAUTH2_PROVIDER, "CIMD_METADATA_FETCHER": f"{__name__}.UnreachableDocuments"
+    }  # fmt: skip
+    document = "https://gone.example/oauth/client-404.json"
+    response = logged_in.get("/oauth/authorize/?" + urlencode(authorization(document, pkce()[1])))
+    assert response.status_code == 400
+    assert b"metadata document at gone.example could not be used" in response.content
+    assert b"returned HTTP 404" in response.content
+    assert not get_application_model().objects.filter(client_id=document).exists()
+
+
+def test_with_documents_off_a_document_client_is_told_the_setting(logged_in: Client, settings: Any) -> None:
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_ENABLED": False}
+    response = logged_in.get("/oauth/authorize/?" + urlencode(authorization(CLIENT_DOCUMENT, pkce()[1])))
+    assert response.status_code == 400
+    assert b"HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS=0" in response.content
+    assert b"claude.example" in response.content

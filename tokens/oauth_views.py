@@ -26,7 +26,7 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 
 from projects import access
 from projects.models import Project
-from tokens import oauth
+from tokens import client_documents, oauth
 from tokens.auth import client_address
 from tokens.models import AgentToken, OAuthRegistration, UsedAuthorizationCode
 
@@ -106,6 +106,23 @@ def _error_redirect(request: HttpRequest, redirect_uri: str, error: dict[str, st
     return response
 
 
+def _client_document_problem(request: HttpRequest) -> dict[str, str] | None:
+    """For a client named by its metadata document's address that could not be used: what to tell the person."""
+    sent = request.POST if request.method == "POST" else request.GET
+    client_id = sent.get("client_id", "")
+    if not client_id.startswith("https://") or get_application_model().objects.filter(client_id=client_id).exists():
+        return None
+    if not settings.OAUTH2_PROVIDER.get("CIMD_ENABLED"):
+        host = urlsplit(client_id).hostname or client_id[:100]
+        description = (
+            f"The client names itself by a metadata document at {host}, and this server does not fetch client "
+            "documents (HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS=0): register the client instead, or ask an admin."
+        )
+        return {"error": "invalid_client", "description": description}
+    reason = client_documents.failure(client_id)
+    return {"error": "invalid_client", "description": reason} if reason else None
+
+
 class Authorize(oauth_views.AuthorizationView):
     template_name = "tokens/authorize.html"
 
@@ -121,6 +138,8 @@ class Authorize(oauth_views.AuthorizationView):
                 return _error_redirect(request, redirect_uri, error)
             return render(request, self.template_name, {"error": error}, status=400)
         response: HttpResponse = super().dispatch(request, *args, **kwargs)
+        if response.status_code >= 400 and (said := _client_document_problem(request)):
+            return render(request, self.template_name, {"error": said}, status=400)
         redirect_uri = request.GET.get("redirect_uri") or request.POST.get("redirect_uri") or ""
         parts = urlsplit(redirect_uri)
         if parts.scheme in ("http", "https") and parts.netloc:
