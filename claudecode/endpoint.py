@@ -37,7 +37,7 @@ from lifecycle.models import AgentSession, SessionTaken
 from questions.asking import Caller, WaitPolicy, ask_and_wait
 from questions.models import Question, RateLimited, Status
 from tokens import cache as token_cache
-from tokens.auth import parse_bearer
+from tokens.auth import over_rate, parse_bearer, retry_after
 from tokens.models import AgentToken
 from tokens.models import Scope as TokenScope
 
@@ -69,7 +69,8 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         approve = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("approve", [""])[0] not in ("", "0")
         await _handle(call, token, approve, receive, send, read_at)
     except Refused as exc:
-        await send_json(send, exc.status, exc.body)
+        wait = retry_after(exc.error).encode() if exc.status == 429 else None
+        await send_json(send, exc.status, exc.body, retry_after=wait)
     except DatabaseError:
         logger.exception("The database is unreachable")
         await send_json(send, 503, {"error": "Hook Bridge cannot reach its database right now"})
@@ -82,6 +83,8 @@ async def _authenticate(scope: Scope) -> AgentToken:
         raise Refused(401, "a valid agent token is required: Authorization: Bearer <token>")
     if token.scope != TokenScope.AGENT:
         raise Refused(403, f"token '{token.name}' has scope '{token.scope}'; hooks need a token with scope 'agent'")
+    if (limited := over_rate(token)) is not None:
+        raise Refused(429, limited)  # the host's own prompt asks instead (a hook's failure is no decision)
     return token
 
 

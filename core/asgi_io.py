@@ -34,7 +34,13 @@ def header(scope: Scope, name: bytes) -> str:
 
 
 async def send_json(
-    send: Send, status: int, payload: Any, *, allow: bytes | None = None, www_authenticate: bytes | None = None
+    send: Send,
+    status: int,
+    payload: Any,
+    *,
+    allow: bytes | None = None,
+    www_authenticate: bytes | None = None,
+    retry_after: bytes | None = None,
 ) -> None:
     body = json.dumps(payload, ensure_ascii=False).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
@@ -42,6 +48,8 @@ async def send_json(
         headers.append((b"allow", allow))
     if www_authenticate is not None:
         headers.append((b"www-authenticate", www_authenticate))
+    if retry_after is not None:
+        headers.append((b"retry-after", retry_after))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

@@ -8,9 +8,11 @@ for a page is cut down by its owner (a card shows its start and a link).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TypeVar
 
 MAX_MESSAGE_BYTES = 512 * 1024
@@ -71,3 +73,30 @@ def holding(counter: Counter[K], key: K, *, limit: int, what: str, setting: str)
         counter[key] -= 1
         if counter[key] <= 0:
             del counter[key]
+
+
+@dataclass
+class Bucket:
+    """A token bucket: `level` requests may go now; it refills at the rate, up to the burst."""
+
+    level: float
+    at: float
+
+
+def take(buckets: dict[K, Bucket], key: K, *, per_minute: int, burst: int, now: float | None = None) -> float:
+    """One request of `key`'s allowance: 0.0 when it may go, else the seconds until it may.
+
+    Per process, like `holding`: a refused request costs no query and no lock, so a flood is turned away
+    before it reaches the database the other callers need.
+    """
+    now = time.monotonic() if now is None else now
+    rate = per_minute / 60.0
+    bucket = buckets.get(key)
+    if bucket is None:
+        bucket = buckets[key] = Bucket(level=float(burst), at=now)
+    bucket.level = min(float(burst), bucket.level + (now - bucket.at) * rate)
+    bucket.at = now
+    if bucket.level >= 1.0:
+        bucket.level -= 1.0
+        return 0.0
+    return (1.0 - bucket.level) / rate

@@ -323,6 +323,8 @@ HOOKBRIDGE_MAX_IMAGE_BYTES = env_int("HOOKBRIDGE_MAX_IMAGE_BYTES", 5 * 1024 * 10
 # What one token (or person) may hold open on one server process at once: calls waiting for a person,
 # and live WebSockets. One agent must never stall another; the error names the setting to raise.
 HOOKBRIDGE_MAX_WAITING_PER_TOKEN = env_int("HOOKBRIDGE_MAX_WAITING_PER_TOKEN", 100)
+# Asks of one token handed to the database and not yet written, per process: past it, the next is refused at once.
+HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN = env_int("HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN", 20)
 HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN = env_int("HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN", 20)
 # Projects and roles (issue 31). A new account joins the default project with this role ("none": with
 # none; an admin adds them); the very first account is its admin.
@@ -333,6 +335,9 @@ HOOKBRIDGE_TOKEN_ROLE = env_choice("HOOKBRIDGE_TOKEN_ROLE", "answerer", _ROLES)
 # Redis connections a worker's channel layer shares: past this, a send waits for a free one.
 HOOKBRIDGE_REDIS_MAX_CONNECTIONS = env_int("HOOKBRIDGE_REDIS_MAX_CONNECTIONS", 50)
 HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60, minimum=0)
+# Every request a token makes (tool calls, re-asks, hook calls, API reads and answers), per server process, in
+# bursts of a tenth: one token's flood is turned away (429) before it slows anyone else's answers. 0: no limit.
+HOOKBRIDGE_REQUESTS_PER_MINUTE = env_int("HOOKBRIDGE_REQUESTS_PER_MINUTE", 1200, minimum=0)
 
 
 # The hooks tool set (/mcp/hooks): plugins whose han-config.json describe the team's

@@ -29,6 +29,7 @@ host that closed its request has moved on, so the card goes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import uuid
@@ -530,6 +531,24 @@ async def ask_and_wait(
         return await _ask_and_wait(write, policy, caller, on_written)
 
 
+def queued_slot(token_id: int | None) -> AbstractContextManager[None]:
+    """One of the token's HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN asks waiting for the database to write them.
+
+    Asks come faster than one worker writes them (about 60 a second on SQLite): past this many queued for
+    one token, its next is refused at once, naming the setting, instead of queueing everyone's asks behind its
+    own for seconds. Other tokens' asks keep going through.
+    """
+    if token_id is None:
+        return contextlib.nullcontext()
+    return holding(
+        waiting.queued_asks_per_token,
+        token_id,
+        limit=settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN,
+        what="asks waiting to be written",
+        setting="HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN",
+    )
+
+
 async def _ask_and_wait(
     write: Write,
     policy: WaitPolicy | Callable[[Question], WaitPolicy],
@@ -538,7 +557,16 @@ async def _ask_and_wait(
 ) -> Asked:
     new_id = uuid.uuid4()
     channel = await _listen(caller, new_id)
+    try:
+        queued = queued_slot(caller.token_id)
+        queued.__enter__()
+    except BaseException:
+        if channel is not None:
+            await layer_groups.leave((question_group(new_id), *caller.cancel_groups), channel)
+        raise
     writing = asyncio.ensure_future(database_sync_to_async(write)(new_id))
+    # Counted until written, however the call ends meanwhile.
+    writing.add_done_callback(lambda _: queued.__exit__(None, None, None))
     waiting.asks_in_flight.add(writing)
     try:
         question, reattached = await asyncio.shield(writing)

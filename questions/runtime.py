@@ -27,3 +27,5 @@ shutting_down = asyncio.Event()
 asks_in_flight: set[asyncio.Future[Any]] = set()
 # Calls waiting for a person, per token id, every way of asking: HOOKBRIDGE_MAX_WAITING_PER_TOKEN.
 waiting_per_token: Counter[int] = Counter()
+# Asks handed to the database thread and not written yet, per token id: HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN.
+queued_asks_per_token: Counter[int] = Counter()

@@ -13,6 +13,7 @@ from playwright.async_api import Browser, async_playwright
 
 from tests.live import LiveServer, serving
 from tests.project_world import World, make_world
+from tokens import runtime as token_runtime
 from tokens.models import AgentToken
 
 # Fuzzing over real HTTP: a bounded count per tool keeps CI's run short; `--hypothesis-profile=deep`
@@ -20,6 +21,15 @@ from tokens.models import AgentToken
 hypothesis_settings.register_profile("default", max_examples=12, deadline=None, database=None)
 hypothesis_settings.register_profile("deep", max_examples=400, deadline=None, database=None)
 hypothesis_settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True)
+def fresh_request_allowances() -> Iterator[None]:
+    """Each test starts with full per-token allowances (HOOKBRIDGE_REQUESTS_PER_MINUTE): token ids repeat
+    from one test's database to the next, and one test's requests must not spend another's."""
+    token_runtime.request_buckets.clear()
+    yield
+    token_runtime.request_buckets.clear()
 
 
 @pytest.fixture

@@ -126,6 +126,8 @@ class LiveServer:
                 "SECRET_KEY": "e2e-secret-key-not-for-production",
                 "HOOKBRIDGE_WAIT_SLICE": "0.5",
                 "HOOKBRIDGE_QUESTIONS_PER_MINUTE": "1000",
+                # One token makes every call of a test module, far faster than any agent: no per-token rate.
+                "HOOKBRIDGE_REQUESTS_PER_MINUTE": "0",
                 # stdio opens a browser by default: never in tests, unless one asks for it.
                 "HOOKBRIDGE_OPEN_BROWSER": "0",
                 "PYTHONUNBUFFERED": "1",

@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 
+import httpx2
 import pytest
 import websockets
 from websockets.typing import Origin
@@ -96,3 +97,51 @@ async def test_a_socket_past_the_tokens_cap_is_closed_with_4429_naming_the_setti
     await asyncio.sleep(0.3)
     fourth = await open_one("answer-bot")  # type: ignore[operator]
     assert '"questions-queued"' in await asyncio.wait_for(fourth.recv(), 5)
+
+
+@pytest.fixture(scope="module")
+def rationed_server() -> Iterator[LiveServer]:
+    """Each token may make 60 requests a minute, in bursts of 10."""
+    yield from serving(HOOKBRIDGE_REQUESTS_PER_MINUTE="60", HOOKBRIDGE_MAX_HOLD="60")
+
+
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2025-11-25",
+}
+
+
+async def test_a_token_flooding_mcp_gets_429_naming_the_setting_and_another_token_is_served(
+    rationed_server: LiveServer,
+) -> None:
+    """Issue 37: every request counts, re-asks too; the refusal costs the server no query."""
+    server = rationed_server
+    ask = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "ask_question", "arguments": {"question": "Flood: again?"}}}  # fmt: skip
+    async with httpx2.AsyncClient(timeout=30) as http:
+
+        async def reask() -> httpx2.Response:
+            # A host that times out and asks the same again at once, cut short here after its headers.
+            async with http.stream(
+                "POST", f"{server.url}/mcp", json=ask, headers={**MCP_HEADERS, **server.auth("agent-a")}
+            ) as response:
+                if response.status_code != 200:
+                    await response.aread()
+                return response
+
+        answers = [await reask() for _ in range(14)]
+        statuses = [response.status_code for response in answers]
+        assert statuses[:10] == [200] * 10, statuses
+        refused = next(response for response in answers if response.status_code == 429)
+        assert 1 <= int(refused.headers["Retry-After"]) <= 2
+        assert "HOOKBRIDGE_REQUESTS_PER_MINUTE=60" in refused.json()["error"]["message"]
+        # Another token is not held up by agent-a's flood.
+        listed = await http.post(
+            f"{server.url}/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers={**MCP_HEADERS, **server.auth("agent-b")},
+        )
+        assert listed.status_code == 200
+    # Every re-ask found the one question: nothing was written twice.
+    assert len([q for q in await server.questions() if q["question"] == "Flood: again?"]) == 1

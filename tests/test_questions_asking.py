@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -524,3 +525,29 @@ async def test_a_wake_up_without_its_answer_or_of_another_type_means_read_again(
     assert await wait.on_message({"type": "question.resolved", "answered": {"text": 1}}, question) is None
     assert await wait.on_message({"type": "something.else"}, question) is None
     assert question.status == Status.PENDING
+
+
+async def test_past_the_tokens_queued_asks_it_refuses_at_once_and_another_tokens_ask_queues(settings: Any) -> None:
+    """Issue 37: asks faster than the database writes them queue no further than this, per token."""
+    settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN = 1
+    release = threading.Event()
+    blocked = await database_sync_to_async(writer)("Slow to write?")
+
+    def slow_write(new_id: uuid.UUID) -> tuple[Question, bool]:
+        release.wait(10)
+        written: tuple[Question, bool] = blocked(new_id)
+        return written
+
+    first = asyncio.create_task(asking.ask_and_wait(slow_write, policy(), Caller(token_id=7)))
+    await asyncio.sleep(0.3)
+    with pytest.raises(OverLimit, match="HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN=1"):
+        await asking.ask_and_wait(writer_never_called, policy(), Caller(token_id=7))
+    with asking.queued_slot(8):  # another token's ask is queued as usual
+        assert runtime.queued_asks_per_token[8] == 1
+    release.set()
+    await asyncio.sleep(0.3)
+    # Written: its slot is free again, though the call still waits for a person.
+    assert runtime.queued_asks_per_token[7] == 0
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first

@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.test import Client
 from django.utils import timezone
 
+from core import limits
 from core import runtime as core_runtime
 from tokens import cache, runtime
-from tokens.models import AgentToken, digest
+from tokens.models import AgentToken, Scope, digest
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -100,3 +102,30 @@ async def test_while_nothing_can_be_heard_every_request_reads_the_database(reads
     assert await cache.authenticate(raw) == token
     assert await cache.authenticate(raw) == token
     assert reads == [raw, raw]
+
+
+def test_a_bucket_lets_a_burst_through_then_one_request_per_share_of_the_minute() -> None:
+    buckets: dict[str, limits.Bucket] = {}
+    assert [limits.take(buckets, "a", per_minute=60, burst=3, now=100.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limits.take(buckets, "a", per_minute=60, burst=3, now=100.0) == pytest.approx(1.0)
+    assert limits.take(buckets, "b", per_minute=60, burst=3, now=100.0) == 0.0, "another key has its own"
+    assert limits.take(buckets, "a", per_minute=60, burst=3, now=101.0) == 0.0, "a second later: one more"
+    assert limits.take(buckets, "a", per_minute=60, burst=3, now=101.5) == pytest.approx(0.5)
+    # Idle for long: the bucket fills to its burst, no further.
+    assert [limits.take(buckets, "a", per_minute=60, burst=3, now=1000.0) for _ in range(4)][-1] > 0
+
+
+@pytest.mark.django_db
+def test_a_token_past_its_requests_a_minute_gets_429_naming_the_setting_and_another_token_does_not(
+    client: Client, settings: Any
+) -> None:
+    settings.HOOKBRIDGE_REQUESTS_PER_MINUTE = 60  # bursts of 10
+    _, flood = AgentToken.issue("flood-bot", scope=Scope.ANSWER)
+    _, calm = AgentToken.issue("calm-bot", scope=Scope.ANSWER)
+    statuses = [client.get("/api/questions", HTTP_AUTHORIZATION=f"Bearer {flood}").status_code for _ in range(12)]
+    assert statuses[:10] == [200] * 10
+    refused = client.get("/api/questions", HTTP_AUTHORIZATION=f"Bearer {flood}")
+    assert refused.status_code == 429
+    assert "HOOKBRIDGE_REQUESTS_PER_MINUTE=60" in refused.json()["error"]
+    assert 1 <= int(refused["Retry-After"]) <= 6
+    assert client.get("/api/questions", HTTP_AUTHORIZATION=f"Bearer {calm}").status_code == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Coroutine
 from functools import wraps
 from typing import Any
@@ -9,10 +10,12 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from core import limits
 from core.asgi_handler import ON_THE_DATABASE_THREAD
 from core.db import on_the_database_thread
 from core.jsonapi import json_error
 from tokens import cache
+from tokens import runtime as state
 from tokens.models import AgentToken, Scope
 
 
@@ -40,6 +43,34 @@ def client_address(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
 
+def over_rate(token: AgentToken) -> str | None:
+    """Why `token` may not make another request now (its allowance here is spent), or None.
+
+    Every request a token makes counts (a re-ask as much as a new ask, a read as much as an answer), so one
+    token's flood cannot slow another's answers: HOOKBRIDGE_REQUESTS_PER_MINUTE a token, in bursts of a tenth.
+    """
+    per_minute = settings.HOOKBRIDGE_REQUESTS_PER_MINUTE
+    if not per_minute:
+        return None
+    wait = limits.take(state.request_buckets, token.pk, per_minute=per_minute, burst=max(10, per_minute // 10))
+    if not wait:
+        return None
+    return (
+        f"too many requests: token '{token.name}' may make {per_minute} a minute on this server "
+        f"(HOOKBRIDGE_REQUESTS_PER_MINUTE={per_minute}); try again in {wait:.1f} s, or raise "
+        "HOOKBRIDGE_REQUESTS_PER_MINUTE"
+    )
+
+
+def retry_after(reason: str) -> str:
+    """The whole seconds a refusal of over_rate asks to wait (its 'try again in N s')."""
+    found = reason.split("try again in ", 1)[-1].split(" s", 1)[0]
+    try:
+        return str(max(1, math.ceil(float(found))))
+    except ValueError:
+        return "1"
+
+
 def token_required(
     *scopes: Scope,
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., Coroutine[Any, Any, HttpResponse]]]:
@@ -60,6 +91,10 @@ def token_required(
             if token is None:
                 response = json_error("A valid 'Authorization: Bearer <token>' header is required.", status=401)
                 response["WWW-Authenticate"] = 'Bearer realm="hookbridge"'
+                return response
+            if (limited := over_rate(token)) is not None:
+                response = json_error(limited, status=429)
+                response["Retry-After"] = retry_after(limited)
                 return response
             if token.scope not in scopes:
                 allowed = " or ".join(f"'{scope}'" for scope in scopes)

@@ -1,4 +1,7 @@
-"""Bearer tokens checked lately, in this process (tokens.cache writes and reads it; nobody else)."""
+"""Bearer tokens checked lately, and each token's request allowance, in this process.
+
+tokens.cache writes and reads the cache; tokens.auth.over_rate the allowances; nobody else either.
+"""
 
 from __future__ import annotations
 
@@ -10,3 +13,6 @@ token_cache: dict[str, tuple[Any, float]] = {}
 token_listener_ready = False
 # How many changes the listener has heard: a row read across a change is not cached.
 token_changes_heard = 0
+
+# token id -> its request allowance here (core.limits.Bucket): HOOKBRIDGE_REQUESTS_PER_MINUTE.
+request_buckets: dict[int, Any] = {}
