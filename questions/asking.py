@@ -43,12 +43,12 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from core import layer_groups, presence, runtime
+from core import layer_groups, limits, presence, runtime
 from core.db import database_sync_to_async, on_the_read_thread
 from core.formatting import duration
 from core.limits import holding
 from questions import runtime as waiting
-from questions.models import Question, Status
+from questions.models import Question, RateLimited, Status
 from questions.wakeups import question_group, take_answer
 
 logger = logging.getLogger(__name__)
@@ -527,8 +527,27 @@ async def ask_and_wait(
     """
     if caller.token_id is None:  # stdio: one client per process
         return await _ask_and_wait(write, policy, caller, on_written)
+    ask_allowance(caller.token_id)
     with waiting_slot(caller.token_id, what=caller.slot_words):
         return await _ask_and_wait(write, policy, caller, on_written)
+
+
+def ask_allowance(token_id: int) -> None:
+    """One of the token's asks here, a re-ask as much as a new question: RateLimited past
+    HOOKBRIDGE_QUESTIONS_PER_MINUTE (in bursts of a sixth), before anything is written or waited on.
+
+    New questions are also counted in the database, across workers (Question.ask); re-asks only here: a host
+    that re-asks at once, again and again, would otherwise keep the database thread every other token needs.
+    """
+    per_minute = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
+    if not per_minute:
+        return
+    wait = limits.take(waiting.asks_per_token, token_id, per_minute=per_minute, burst=max(10, per_minute // 6))
+    if wait:
+        raise RateLimited(
+            f"rate limit: at most {per_minute} asks a minute per token, re-asks included "
+            f"(HOOKBRIDGE_QUESTIONS_PER_MINUTE={per_minute}); try again in {wait:.1f} s"
+        )
 
 
 def queued_slot(token_id: int | None) -> AbstractContextManager[None]:

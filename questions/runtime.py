@@ -29,3 +29,5 @@ asks_in_flight: set[asyncio.Future[Any]] = set()
 waiting_per_token: Counter[int] = Counter()
 # Asks handed to the database thread and not written yet, per token id: HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN.
 queued_asks_per_token: Counter[int] = Counter()
+# Asks per token id, new ones and re-asks alike (core.limits.Bucket): HOOKBRIDGE_QUESTIONS_PER_MINUTE here.
+asks_per_token: dict[int, Any] = {}

@@ -11,6 +11,7 @@ from django.test import Client
 from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, async_playwright
 
+from questions import runtime as question_runtime
 from tests.live import LiveServer, serving
 from tests.project_world import World, make_world
 from tokens import runtime as token_runtime
@@ -28,8 +29,10 @@ def fresh_request_allowances() -> Iterator[None]:
     """Each test starts with full per-token allowances (HOOKBRIDGE_REQUESTS_PER_MINUTE): token ids repeat
     from one test's database to the next, and one test's requests must not spend another's."""
     token_runtime.request_buckets.clear()
+    question_runtime.asks_per_token.clear()
     yield
     token_runtime.request_buckets.clear()
+    question_runtime.asks_per_token.clear()
 
 
 @pytest.fixture

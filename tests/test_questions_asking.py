@@ -19,7 +19,7 @@ from django.utils import timezone
 from core.limits import OverLimit
 from questions import asking, runtime
 from questions.asking import Caller, WaitPolicy, wait_for_resolution
-from questions.models import Answer, CancelReason, Question, Status
+from questions.models import Answer, CancelReason, Question, RateLimited, Status
 from questions.wakeups import wake_up
 from tokens.models import AgentToken
 
@@ -551,3 +551,24 @@ async def test_past_the_tokens_queued_asks_it_refuses_at_once_and_another_tokens
     first.cancel()
     with pytest.raises(asyncio.CancelledError):
         await first
+
+
+async def test_re_asks_draw_on_the_tokens_asks_a_minute_like_new_questions(settings: Any) -> None:
+    """Issue 37: a host re-asking at once, again and again, is turned away like one asking new questions."""
+    settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE = 60  # bursts of 10
+    write = await database_sync_to_async(writer)("Again and again?")
+    calls = []
+    for _ in range(10):  # the same question each time: re-asks after the first
+        calls.append(asyncio.create_task(asking.ask_and_wait(write, policy(), Caller(token_id=5))))
+        await asyncio.sleep(0.05)
+    with pytest.raises(RateLimited, match=r"re-asks included \(HOOKBRIDGE_QUESTIONS_PER_MINUTE=60\)"):
+        await asking.ask_and_wait(writer_never_called, policy(), Caller(token_id=5))
+    # Another token's asks are its own.
+    other = asyncio.create_task(asking.ask_and_wait(await database_sync_to_async(writer)("Mine?"), policy(),
+                                                    Caller(token_id=6)))  # fmt: skip
+    await asyncio.sleep(0.3)
+    assert not other.done()
+    assert await database_sync_to_async(Question.objects.filter(text="Again and again?").count)() == 1
+    for call in [*calls, other]:
+        call.cancel()
+    await asyncio.gather(*calls, other, return_exceptions=True)
