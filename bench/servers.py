@@ -28,7 +28,8 @@ OPEN_FILES = 16_384
 
 BENCH_ENV = {
     "HOOKBRIDGE_QUESTIONS_PER_MINUTE": "0",  # agents here ask far more than a person's agents would
-    "HOOKBRIDGE_REQUESTS_PER_MINUTE": "0",  # (bench.fairness turns it on, to measure it)
+    "HOOKBRIDGE_REQUESTS_PER_MINUTE": "0",  # (bench.fairness turns these two on, to measure them)
+    "HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN": "100000",  # one token opens hundreds of calls at once here
     "HOOKBRIDGE_MAX_HOLD": "900",  # held calls stay held for the whole run
     "HOOKBRIDGE_PROGRESS_INTERVAL": "30",
     "HOOKBRIDGE_WAIT_SLICE": "2",

@@ -128,6 +128,7 @@ class LiveServer:
                 "HOOKBRIDGE_QUESTIONS_PER_MINUTE": "1000",
                 # One token makes every call of a test module, far faster than any agent: no per-token rate.
                 "HOOKBRIDGE_REQUESTS_PER_MINUTE": "0",
+                "HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN": "1000",
                 # stdio opens a browser by default: never in tests, unless one asks for it.
                 "HOOKBRIDGE_OPEN_BROWSER": "0",
                 "PYTHONUNBUFFERED": "1",
