@@ -37,7 +37,7 @@ from lifecycle.models import AgentSession, SessionTaken
 from questions.asking import Caller, WaitPolicy, ask_and_wait
 from questions.models import Question, RateLimited, Status
 from tokens import cache as token_cache
-from tokens.auth import over_rate, parse_bearer, retry_after
+from tokens.auth import over_rate, parse_bearer
 from tokens.models import AgentToken
 from tokens.models import Scope as TokenScope
 
@@ -48,9 +48,9 @@ NO_DECISION: dict[str, Any] = {}
 
 
 class Refused(Exception):
-    def __init__(self, status: int, error: str, field: str | None = None) -> None:
+    def __init__(self, status: int, error: str, field: str | None = None, retry_after: str | None = None) -> None:
         super().__init__(error)
-        self.status, self.error, self.field = status, error, field
+        self.status, self.error, self.field, self.retry_after = status, error, field, retry_after
 
     @property
     def body(self) -> dict[str, Any]:
@@ -69,7 +69,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         approve = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("approve", [""])[0] not in ("", "0")
         await _handle(call, token, approve, receive, send, read_at)
     except Refused as exc:
-        wait = retry_after(exc.error).encode() if exc.status == 429 else None
+        wait = exc.retry_after.encode() if exc.retry_after else None
         await send_json(send, exc.status, exc.body, retry_after=wait)
     except DatabaseError:
         logger.exception("The database is unreachable")
@@ -84,7 +84,8 @@ async def _authenticate(scope: Scope) -> AgentToken:
     if token.scope != TokenScope.AGENT:
         raise Refused(403, f"token '{token.name}' has scope '{token.scope}'; hooks need a token with scope 'agent'")
     if (limited := over_rate(token)) is not None:
-        raise Refused(429, limited)  # the host's own prompt asks instead (a hook's failure is no decision)
+        # The host's own prompt asks instead (a hook's failure is no decision).
+        raise Refused(429, limited.message, retry_after=limited.retry_after)
     return token
 
 

@@ -36,7 +36,7 @@ from questions import asking
 from questions.models import Question
 from tokens import cache as token_cache
 from tokens import oauth
-from tokens.auth import over_rate, parse_bearer, retry_after
+from tokens.auth import over_rate, parse_bearer
 from tokens.models import TOKEN_PREFIX, AgentToken
 from tokens.models import Scope as TokenScope
 
@@ -192,7 +192,7 @@ async def _authenticate(scope: Scope) -> AgentToken:
         message = f"Token '{token.name}' has scope '{token.scope}'; MCP tools need a token with scope 'agent'."
         raise Refused(403, jsonrpc.error_body(-32600, message))
     if (limited := over_rate(token)) is not None:
-        raise Refused(429, jsonrpc.error_body(-32000, limited), retry_after=retry_after(limited).encode())
+        raise Refused(429, jsonrpc.error_body(-32000, limited.message), retry_after=limited.retry_after.encode())
     calls.verified_token.set((raw, token))
     return token
 

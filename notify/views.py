@@ -137,13 +137,13 @@ def answerer(question: Question, email: str) -> Any:
     person = get_user_model().objects.filter(email__iexact=email, is_active=True).first() if email else None
     if settings.HOOKBRIDGE_SLACK_CHANNEL_DECIDES:
         return person
-    project = Project.objects.filter(pk=question.project_id).values_list("name", flat=True).first()
     if person is None:
         raise NotAllowed(
             "Your Slack account's e-mail is not a Hook Bridge person's, so this button cannot answer for you: "
             "answer on the dashboard, or ask an admin to give your account that e-mail."
         )
     if not access.of_user(person).may_answer(question.project_id):
+        project = Project.objects.filter(pk=question.project_id).values_list("name", flat=True).first()
         raise NotAllowed(f"You may not answer questions of project {project} (it needs the answerer role).")
     return person
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -43,7 +44,15 @@ def client_address(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
 
-def over_rate(token: AgentToken) -> str | None:
+@dataclass(frozen=True)
+class OverRate:
+    """A request refused for its token's allowance: what to say, and the whole seconds to wait (Retry-After)."""
+
+    message: str
+    retry_after: str
+
+
+def over_rate(token: AgentToken) -> OverRate | None:
     """Why `token` may not make another request now (its allowance here is spent), or None.
 
     Every request a token makes counts (a re-ask as much as a new ask, a read as much as an answer), so one
@@ -55,20 +64,12 @@ def over_rate(token: AgentToken) -> str | None:
     wait = limits.take(state.request_buckets, token.pk, per_minute=per_minute, burst=max(10, per_minute // 10))
     if not wait:
         return None
-    return (
+    message = (
         f"too many requests: token '{token.name}' may make {per_minute} a minute on this server "
         f"(HOOKBRIDGE_REQUESTS_PER_MINUTE={per_minute}); try again in {wait:.1f} s, or raise "
         "HOOKBRIDGE_REQUESTS_PER_MINUTE"
     )
-
-
-def retry_after(reason: str) -> str:
-    """The whole seconds a refusal of over_rate asks to wait (its 'try again in N s')."""
-    found = reason.split("try again in ", 1)[-1].split(" s", 1)[0]
-    try:
-        return str(max(1, math.ceil(float(found))))
-    except ValueError:
-        return "1"
+    return OverRate(message, str(max(1, math.ceil(wait))))
 
 
 def token_required(
@@ -93,8 +94,8 @@ def token_required(
                 response["WWW-Authenticate"] = 'Bearer realm="hookbridge"'
                 return response
             if (limited := over_rate(token)) is not None:
-                response = json_error(limited, status=429)
-                response["Retry-After"] = retry_after(limited)
+                response = json_error(limited.message, status=429)
+                response["Retry-After"] = limited.retry_after
                 return response
             if token.scope not in scopes:
                 allowed = " or ".join(f"'{scope}'" for scope in scopes)
