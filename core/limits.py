@@ -100,3 +100,17 @@ def take(buckets: dict[K, Bucket], key: K, *, per_minute: int, burst: int, now: 
         bucket.level -= 1.0
         return 0.0
     return (1.0 - bucket.level) / rate
+
+
+def spent(buckets: dict[K, Bucket], key: K, *, per_minute: int, now: float | None = None) -> float:
+    """The seconds until `key` may make its next request (0.0: it may now), taking nothing.
+
+    For an edge that turns a request away before the work that would `take` begins.
+    """
+    bucket = buckets.get(key)
+    if bucket is None:
+        return 0.0
+    now = time.monotonic() if now is None else now
+    rate = per_minute / 60.0
+    level = bucket.level + (now - bucket.at) * rate
+    return 0.0 if level >= 1.0 else (1.0 - level) / rate

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -71,6 +72,7 @@ class MCPRouter:
             new_session_id = None
             if scope["type"] == "http" and scope["method"] == "POST":
                 body, messages = await self._checked_post(scope, receive, sets, version, handshake_session)
+                _refuse_asks_over_allowance(token, messages, sets)
                 await _route_cancellations(token, messages)
                 if jsonrpc.is_initialize(messages):
                     new_session_id = calls.issue_session_id(token.pk)
@@ -195,6 +197,26 @@ async def _authenticate(scope: Scope) -> AgentToken:
         raise Refused(429, jsonrpc.error_body(-32000, limited.message), retry_after=limited.retry_after.encode())
     calls.verified_token.set((raw, token))
     return token
+
+
+def _refuse_asks_over_allowance(token: AgentToken, messages: list[Any], sets: tuple[str, ...]) -> None:
+    """A 429 for a question the token may not put yet, here, before the SDK parses and dispatches it.
+
+    The tool itself draws on the allowance (questions.asking.ask_allowance); refusing a flood at the edge
+    keeps its cost to this check, so another token's answers are not kept waiting behind it.
+    """
+    names = toolsets.asking_tool_names(sets)
+    if not names or not any(jsonrpc.called_tool(message) in names for message in messages):
+        return
+    wait = asking.asks_spent(token.pk)
+    if not wait:
+        return
+    per_minute = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
+    message = (
+        f"too many questions: token '{token.name}' may ask {per_minute} a minute, re-asks included "
+        f"(HOOKBRIDGE_QUESTIONS_PER_MINUTE={per_minute}); try again in {wait:.1f} s"
+    )
+    raise Refused(429, jsonrpc.error_body(-32000, message), retry_after=str(max(1, math.ceil(wait))).encode())
 
 
 def _connection(scope: Scope, token: AgentToken) -> tuple[Scope, bool]:

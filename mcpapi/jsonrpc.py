@@ -126,6 +126,15 @@ def tool_call_problem(params: Any, tool_names: Collection[str] | None) -> str | 
     return None
 
 
+def called_tool(message: Any) -> str | None:
+    """The tool a tools/call request names; None for any other message."""
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def is_initialize(messages: list[Any]) -> bool:
     return any(
         isinstance(message, dict) and message.get("method") == "initialize" and "id" in message for message in messages

@@ -550,6 +550,14 @@ def ask_allowance(token_id: int) -> None:
         )
 
 
+def asks_spent(token_id: int) -> float:
+    """Seconds until the token may ask again (0.0: now), taking nothing: for the HTTP edge's 429."""
+    per_minute = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
+    if not per_minute:
+        return 0.0
+    return limits.spent(waiting.asks_per_token, token_id, per_minute=per_minute)
+
+
 def queued_slot(token_id: int | None) -> AbstractContextManager[None]:
     """One of the token's HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN asks waiting for the database to write them.
 

@@ -145,3 +145,52 @@ async def test_a_token_flooding_mcp_gets_429_naming_the_setting_and_another_toke
         assert listed.status_code == 200
     # Every re-ask found the one question: nothing was written twice.
     assert len([q for q in await server.questions() if q["question"] == "Flood: again?"]) == 1
+
+
+@pytest.fixture(scope="module")
+def ask_rationed_server() -> Iterator[LiveServer]:
+    """Each token may ask 3 questions a minute (re-asks included), in bursts of 10."""
+    yield from serving(HOOKBRIDGE_QUESTIONS_PER_MINUTE="3", HOOKBRIDGE_MAX_HOLD="60")
+
+
+async def test_asks_past_the_allowance_get_429_at_the_edge_naming_the_setting_and_other_calls_go_on(
+    ask_rationed_server: LiveServer,
+) -> None:
+    """Issue 37: a re-ask flood is turned away before the SDK, as an HTTP 429, not queued as tool calls."""
+    server = ask_rationed_server
+
+    def call(name: str, text: str) -> dict[str, object]:
+        return {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": name, "arguments": {"question": text}}}  # fmt: skip
+
+    async with httpx2.AsyncClient(timeout=30) as http:
+
+        async def post(message: dict[str, object], token: str = "agent-a") -> httpx2.Response:
+            # A host that times out and asks the same again at once, cut short here after its headers.
+            async with http.stream(
+                "POST", f"{server.url}/mcp", json=message, headers={**MCP_HEADERS, **server.auth(token)}
+            ) as response:
+                if response.status_code != 200:
+                    await response.aread()
+                return response
+
+        answers = [await post(call("ask_question", "Edge: again?")) for _ in range(12)]
+        statuses = [response.status_code for response in answers]
+        assert statuses[:10] == [200] * 10, statuses
+        assert statuses[10:] == [429, 429], statuses
+        refused = answers[10].json()
+        assert refused["error"]["code"] == -32000
+        assert "HOOKBRIDGE_QUESTIONS_PER_MINUTE=3" in refused["error"]["message"]
+        assert "agent-a" in refused["error"]["message"]
+        assert 1 <= int(answers[10].headers["Retry-After"]) <= 20
+        # What is not a question still goes: the token's other calls, and another token's asks.
+        listed = await http.post(
+            f"{server.url}/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers={**MCP_HEADERS, **server.auth("agent-a")},
+        )
+        assert listed.status_code == 200, listed.text
+        assert (await post(call("ask_question", "Edge: B asks?"), "agent-b")).status_code == 200
+    asked = [q["question"] for q in await server.questions()]
+    assert asked.count("Edge: again?") == 1
+    assert "Edge: B asks?" in asked

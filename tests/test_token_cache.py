@@ -129,3 +129,15 @@ def test_a_token_past_its_requests_a_minute_gets_429_naming_the_setting_and_anot
     assert "HOOKBRIDGE_REQUESTS_PER_MINUTE=60" in refused.json()["error"]
     assert 1 <= int(refused["Retry-After"]) <= 6
     assert client.get("/api/questions", HTTP_AUTHORIZATION=f"Bearer {calm}").status_code == 200
+
+
+def test_a_spent_allowance_says_how_long_to_wait_and_takes_nothing() -> None:
+    buckets: dict[str, limits.Bucket] = {}
+    assert limits.spent(buckets, "a", per_minute=60, now=100.0) == 0.0, "a key never seen may go"
+    for _ in range(2):
+        limits.take(buckets, "a", per_minute=60, burst=2, now=100.0)
+    assert limits.spent(buckets, "a", per_minute=60, now=100.0) == pytest.approx(1.0)
+    assert limits.spent(buckets, "a", per_minute=60, now=100.5) == pytest.approx(0.5)
+    assert limits.spent(buckets, "a", per_minute=60, now=100.5) == pytest.approx(0.5), "asking twice took nothing"
+    assert limits.spent(buckets, "a", per_minute=60, now=101.0) == 0.0
+    assert limits.take(buckets, "a", per_minute=60, burst=2, now=101.0) == 0.0

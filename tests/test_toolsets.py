@@ -43,3 +43,13 @@ def test_the_instructions_say_how_to_keep_waiting_in_the_words_the_endpoint_serv
 def test_prompts_are_named() -> None:
     names = [name for name, _ in toolsets.prompts(["askme"])]
     assert names == ["suggest-follow-up-questions", "human-decision", "expert-consultation", "creative-brainstorm"]
+
+
+def test_the_sets_that_ask_name_their_asking_tools_and_the_others_name_none() -> None:
+    for toolset in toolsets.TOOLSETS.values():
+        names = {entry.name for entry in toolset.entries()}
+        assert toolset.asking <= names, toolset.name
+        # approvals, askme, clifford and maxsim put questions; progress and hooks report and run scripts.
+        assert bool(toolset.asking) == (toolset.name in {"approvals", "askme", "clifford", "maxsim"}), toolset.name
+    assert toolsets.asking_tool_names(("maxsim", "progress")) == {"ask_question"}
+    assert "wait_for_answer" not in toolsets.asking_tool_names(toolsets.TOOLSETS)

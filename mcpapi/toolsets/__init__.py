@@ -36,6 +36,11 @@ def tools(sets: Iterable[str]) -> list[ToolEntry]:
     return [entry for name in sets for entry in TOOLSETS[name].entries()]
 
 
+def asking_tool_names(sets: Iterable[str]) -> frozenset[str]:
+    """The tools among `sets` that put a question to a person."""
+    return frozenset().union(*(TOOLSETS[name].asking for name in sets))
+
+
 def builtin_tool_names() -> frozenset[str]:
     """Names of the tools the fixed sets define: a hook may not take one."""
     return frozenset(entry.name for toolset in TOOLSETS.values() if toolset.fixed for entry in toolset.entries())

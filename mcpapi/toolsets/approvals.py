@@ -87,6 +87,7 @@ TOOLSET = Toolset(
     name="approvals",
     tools=(("approve", approve),),
     asks=True,
+    asking=frozenset({"approve"}),
     instructions=(
         "approve is Claude Code's permission-prompt tool: the host calls it before a tool use that needs "
         "permission, and a person on the team (or a team rule) allows, edits or denies it."

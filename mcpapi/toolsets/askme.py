@@ -259,6 +259,7 @@ TOOLSET = Toolset(
         ("creative-brainstorm", creative_brainstorm),
     ),
     asks=True,
+    asking=frozenset({"ask-one-question", "ask-multiple-choice", "challenge-hypothesis", "choose-next"}),
     instructions=(
         "ask-one-question, ask-multiple-choice, challenge-hypothesis and choose-next block until a person on your "
         "team answers on the dashboard."

@@ -41,6 +41,7 @@ async def request_help(
 TOOLSET = Toolset(
     name="clifford",
     tools=(("request_help", request_help),),
+    asking=frozenset({"request_help"}),
     asks=True,
     server_name="clifford",  # what the original called itself, for clients that key on it
     instructions=(

@@ -39,6 +39,7 @@ class Toolset:
 
     `tools` is fixed, or a function that finds them at run time (the hooks set: from the plugins);
     `asks`: whether its tools wait for a person (the server then says how to keep waiting);
+    `asking`: the tools that put a question (each draws on the token's HOOKBRIDGE_QUESTIONS_PER_MINUTE);
     `server_name`: what the original system called itself, for clients that key on it.
     """
 
@@ -47,6 +48,7 @@ class Toolset:
     tools: tuple[ToolSource, ...] | Callable[[], list[ToolEntry]]
     prompts: tuple[PromptSource, ...] = ()
     asks: bool = False
+    asking: frozenset[str] = frozenset()
     server_name: str = "hookbridge"
 
     @property
