@@ -40,7 +40,7 @@ system-deps:
 		(service nginx stop || nginx -s stop) >/dev/null 2>&1 || true; \
 	fi
 
-# The TypeScript MCP SDK, as agent hosts embed it, for the tests that drive it (tests/ts_client.py),
+# The TypeScript MCP SDK, as agent hosts embed it, for the tests that drive it (testing/ts_client.py),
 # installed exactly as locked.
 tests/ts/node_modules/.installed: tests/ts/package-lock.json | system-deps
 	npm ci --prefix tests/ts --no-audit --no-fund --loglevel=error
@@ -49,7 +49,7 @@ tests/ts/node_modules/.installed: tests/ts/package-lock.json | system-deps
 ts-deps: tests/ts/node_modules/.installed
 
 # The real Claude Code CLI (its npm package, with the native binary it ships), pinned by the lock,
-# for tests/test_e2e_claude_code_cli.py, which runs it offline against a scripted model.
+# for tests/clients/test_claude_code_cli.py, which runs it offline against a scripted model.
 tests/claude_code/node_modules/.installed: tests/claude_code/package-lock.json | system-deps
 	npm ci --prefix tests/claude_code --no-audit --no-fund --loglevel=error
 	touch $@
@@ -66,13 +66,16 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
 
+# The whole suite in parallel (pytest-xdist): TEST_WORKERS processes, team tests kept on one of them
+# (--dist loadgroup), coverage combined across the workers and the servers they start.
+TEST_WORKERS ?= 4
 test: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-newest-python
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The fast tests, as a person runs them while working: the dev tools, then every test that needs no
 # server, browser, PostgreSQL or Redis, without coverage (its floor is for the whole suite). About a minute.
 test-fast: $(VENV)/.installed-dev
-	$(VENV)/bin/pytest -q --no-cov -m "not e2e and not browser and not team"
+	$(VENV)/bin/pytest -q --no-cov -n 2 -m "not e2e and not browser and not team"
 
 # The newest Python supported (requires-python has no ceiling): the tests that need no
 # server or browser, in a virtualenv of its own. From PATH or pyenv; CI fails without it,
@@ -85,7 +88,7 @@ test-newest-python:
 	  echo "Unit tests on $$($(NEWEST_PYTHON) --version)"; \
 	  [ -x .venv-newest/bin/python ] || $(NEWEST_PYTHON) -m venv .venv-newest; \
 	  .venv-newest/bin/python -m pip install -q -e ".[dev]" && \
-	  .venv-newest/bin/python -m pytest -q -p no:cacheprovider --no-cov -m "not e2e and not browser"; \
+	  .venv-newest/bin/python -m pytest -q -p no:cacheprovider --no-cov -n 2 -m "not e2e and not browser"; \
 	fi
 
 # The figures (docs/performance.md): several minutes each, for people, not CI. First the

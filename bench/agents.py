@@ -51,7 +51,7 @@ import httpx2
 
 from bench.report import RESULTS, table, write
 from bench.servers import Setup, embedded, environment, raise_open_files_limit, team
-from tests.live import ROOT, free_port
+from testing.live import ROOT, free_port
 
 HEADERS = {
     "Accept": "application/json, text/event-stream",
@@ -149,12 +149,20 @@ async def open_calls(
 
 
 async def unrelated_answer(
-    target: Target, http: httpx2.AsyncClient, samples: int, tag: str, *, find_as_asker: bool = False
+    target: Target,
+    http: httpx2.AsyncClient,
+    samples: int,
+    tag: str,
+    *,
+    find_as_asker: bool = False,
+    poll: float = 0.005,
 ) -> list[float]:
     """An agent outside the load asks; the answer POST is timed until its call returns.
 
     `find_as_asker`: the question is looked for with the asker's own token (`http`'s), which lists only its
     own questions, so other pending questions (a flood's) cannot hide it; the person answers it with theirs.
+    `poll`: seconds between looks for the question (before the timing starts; a token's looks count towards
+    its HOOKBRIDGE_REQUESTS_PER_MINUTE where that is on).
     """
     took = []
     for n in range(samples):
@@ -173,7 +181,7 @@ async def unrelated_answer(
                 found = listed.json().get("questions", []) if listed.status_code == 200 else []
                 question_id = next((q["id"] for q in found if q["question"] == text), None)
                 if question_id is None:
-                    await asyncio.sleep(0.005)
+                    await asyncio.sleep(poll)
             sent = time.perf_counter()
             answered = await http.post(
                 f"{target.answer_url}/api/mcp-answer",
@@ -405,9 +413,9 @@ def _hookbridge_target(setup: Setup, name: str, tokens: int) -> Target:
 @asynccontextmanager
 async def hookbridge_target(mode: str, tokens: int) -> AsyncIterator[Target | None]:
     if mode == "team":
-        from tests.team import POSTGRES_URL, REDIS_URL, _reachable
+        from testing.team import POSTGRES_URL, REDIS_URL, reachable
 
-        if not (_reachable(POSTGRES_URL, 5432) and _reachable(REDIS_URL, 6379)):
+        if not (reachable(POSTGRES_URL, 5432) and reachable(REDIS_URL, 6379)):
             print("team: skipped, PostgreSQL or Redis is unreachable", flush=True)
             yield None
             return

@@ -53,8 +53,8 @@ from bench import load
 from bench.report import RESULTS, table, write
 from bench.servers import Setup, agent, embedded, environment, raise_open_files_limit, rss_bytes, rss_of, team
 from bench.system import System, one_question
-from tests.live import ROOT, free_port
-from tests.team import POSTGRES_URL, REDIS_URL, _reachable
+from testing.live import ROOT, free_port
+from testing.team import POSTGRES_URL, REDIS_URL, reachable
 
 PEERS = ROOT / "bench" / ".peers"
 MFE = PEERS / "mcp-feedback-enhanced" / "bin" / "mcp-feedback-enhanced"
@@ -210,7 +210,7 @@ async def hookbridge_systems(
 
 @asynccontextmanager
 async def team_system() -> AsyncIterator[System | None]:
-    if not (_reachable(POSTGRES_URL, 5432) and _reachable(REDIS_URL, 6379)):
+    if not (reachable(POSTGRES_URL, 5432) and reachable(REDIS_URL, 6379)):
         print("team: skipped, PostgreSQL or Redis is unreachable", flush=True)
         yield None
         return

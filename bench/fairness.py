@@ -38,7 +38,7 @@ import httpx2
 from bench.agents import HEADERS, Target, _hookbridge_target, floor_target, pin, quantile, ratio, unrelated_answer
 from bench.report import RESULTS, table, write
 from bench.servers import embedded, environment, raise_open_files_limit
-from tests.live import ROOT
+from testing.live import ROOT
 
 TARGET_P99_MS = 100.0
 # Every per-token limit off: what one token can do to another without them (re-asks were never limited before
@@ -97,14 +97,15 @@ async def one_round(target: Target, args: argparse.Namespace, number: int) -> di
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
     headers = {**HEADERS, **target.asker}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=None), limits=limits) as http:
-        await unrelated_answer(target, http, 2, f"{tag} warm", find_as_asker=True)
-        quiet = await unrelated_answer(target, http, args.sample, f"{tag} quiet", find_as_asker=True)
+        # B looks for its question ten times a second, as a host polls: its own requests stay within its allowance.
+        await unrelated_answer(target, http, 2, f"{tag} warm", find_as_asker=True, poll=0.1)
+        quiet = await unrelated_answer(target, http, args.sample, f"{tag} quiet", find_as_asker=True, poll=0.1)
         stop, tally = asyncio.Event(), Counter[str]()
         flooding = asyncio.create_task(flood(target, target.tokens[0], args.flooders, stop, tally))
         started = time.perf_counter()
         try:
             await asyncio.sleep(args.warmup)
-            loud = await unrelated_answer(target, http, args.sample, f"{tag} flood", find_as_asker=True)
+            loud = await unrelated_answer(target, http, args.sample, f"{tag} flood", find_as_asker=True, poll=0.1)
         finally:
             stop.set()
             await asyncio.wait_for(flooding, 60)

@@ -25,7 +25,7 @@ from websockets.typing import Origin
 
 from bench.report import summary_ms
 from bench.servers import Setup, agent, rss_bytes
-from tests.live import PASSWORD, ROOT, LiveServer
+from testing.live import PASSWORD, ROOT, LiveServer
 
 ROOT_DIR = ROOT
 

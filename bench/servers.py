@@ -20,8 +20,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.live import ROOT, LiveServer
-from tests.team import REDIS_URL, fresh_postgres_database, require_team_services
+from testing.live import ROOT, LiveServer
+from testing.team import REDIS_URL, fresh_postgres_database, require_team_services
 
 # Calls a worker may hold: every held call is an open connection on both ends.
 OPEN_FILES = 16_384

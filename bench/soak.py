@@ -35,8 +35,8 @@ import httpx2
 
 from bench.report import RESULTS, table, write
 from bench.servers import BENCH_ENV, agent, environment, raise_open_files_limit
-from tests.live import LiveServer
-from tests.team import OwnRedis, fresh_postgres_database, require_team_services
+from testing.live import LiveServer
+from testing.team import OwnRedis, fresh_postgres_database, require_team_services
 
 
 class Soak:

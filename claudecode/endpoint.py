@@ -32,12 +32,14 @@ from claudecode.policy import RuleDecision
 from core import jsonapi
 from core.asgi_io import header, read_body, send_json
 from core.db import database_sync_to_async
+from core.errors import Refused
 from core.limits import OverLimit
 from lifecycle.models import AgentSession, SessionTaken
 from questions.asking import Caller, WaitPolicy, ask_and_wait
+from questions.decisions import Decision
 from questions.models import Question, RateLimited, Status
 from tokens import cache as token_cache
-from tokens.auth import over_rate, parse_bearer
+from tokens.auth import over_rate, parse_bearer, refuse_slowly
 from tokens.models import AgentToken
 from tokens.models import Scope as TokenScope
 
@@ -45,16 +47,6 @@ logger = logging.getLogger(__name__)
 
 PATH = "/hooks/claude"
 NO_DECISION: dict[str, Any] = {}
-
-
-class Refused(Exception):
-    def __init__(self, status: int, error: str, field: str | None = None, retry_after: str | None = None) -> None:
-        super().__init__(error)
-        self.status, self.error, self.field, self.retry_after = status, error, field, retry_after
-
-    @property
-    def body(self) -> dict[str, Any]:
-        return {"error": self.error, **({"field": self.field} if self.field else {})}
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -69,8 +61,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         approve = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("approve", [""])[0] not in ("", "0")
         await _handle(call, token, approve, receive, send, read_at)
     except Refused as exc:
-        wait = exc.retry_after.encode() if exc.retry_after else None
-        await send_json(send, exc.status, exc.body, retry_after=wait)
+        await send_json(send, exc.status, exc.body, **exc.header_bytes())
     except DatabaseError:
         logger.exception("The database is unreachable")
         await send_json(send, 503, {"error": "Hook Bridge cannot reach its database right now"})
@@ -80,29 +71,30 @@ async def _authenticate(scope: Scope) -> AgentToken:
     raw = parse_bearer(header(scope, b"authorization"))
     token = await token_cache.authenticate(raw)
     if token is None:
-        raise Refused(401, "a valid agent token is required: Authorization: Bearer <token>")
+        raise Refused("a valid agent token is required: Authorization: Bearer <token>", 401)
     if token.scope != TokenScope.AGENT:
-        raise Refused(403, f"token '{token.name}' has scope '{token.scope}'; hooks need a token with scope 'agent'")
+        raise Refused(f"token '{token.name}' has scope '{token.scope}'; hooks need a token with scope 'agent'", 403)
     if (limited := over_rate(token)) is not None:
+        await refuse_slowly(token.pk)
         # The host's own prompt asks instead (a hook's failure is no decision).
-        raise Refused(429, limited.message, retry_after=limited.retry_after)
+        raise Refused(limited.message, 429, retry_after=limited.retry_after)
     return token
 
 
 async def _read_call(receive: Receive) -> HookCall:
     body = await read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
     if body is None:
-        raise Refused(413, f"the body is larger than {settings.HOOKBRIDGE_MAX_BODY_BYTES} bytes", "body")
+        raise Refused(f"the body is larger than {settings.HOOKBRIDGE_MAX_BODY_BYTES} bytes", 413, field="body")
     try:
         payload = jsonapi.loads(body)
     except jsonapi.BadJSON as exc:
-        raise Refused(400, f"the body {exc}", "body") from None
+        raise Refused(f"the body {exc}", field="body") from None
     if isinstance(payload, dict) and (problem := jsonapi.unstorable(payload)):
-        raise Refused(400, problem, problem.split(":", 1)[0])
+        raise Refused(problem, field=problem.split(":", 1)[0])
     try:
         return hook_calls.parse(payload)
     except BadHookBody as exc:
-        raise Refused(400, str(exc), exc.field) from None
+        raise Refused(str(exc), field=exc.field) from None
 
 
 async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Receive, send: Send, t0: float) -> None:
@@ -138,7 +130,7 @@ async def _session(call: HookCall, token: AgentToken) -> AgentSession:
     try:
         session: AgentSession = await database_sync_to_async(service.session_for)(token, call)
     except SessionTaken:
-        raise Refused(409, f"session {call.session_id} belongs to another token", "session_id") from None
+        raise Refused(f"session {call.session_id} belongs to another token", 409, field="session_id") from None
     return session
 
 
@@ -240,14 +232,15 @@ async def _approval(call: HookCall, token: AgentToken, session: AgentSession, re
 def host_answer(call: HookCall, decision: dict[str, Any], *, by: str) -> dict[str, Any]:
     """A decision ({"behavior": ..., ...}) as the hook that asked reads it."""
     if call.event == "PreToolUse":
-        allow = decision.get("behavior") == "allow"
+        decided = Decision.of(decision)
+        allow = decided is not None and decided.allowed
         output: dict[str, Any] = {
             "hookEventName": "PreToolUse",
             "permissionDecision": "allow" if allow else "deny",
             "permissionDecisionReason": f"Allowed by {by} on Hook Bridge" if allow else decision.get("message", ""),
         }
-        if allow and "updatedInput" in decision:
-            output["updatedInput"] = decision["updatedInput"]
+        if decided is not None and allow and decided.updated_input is not None:
+            output["updatedInput"] = decided.updated_input
         return {"hookSpecificOutput": output}
     return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from claudecode import runtime as state
 from claudecode.models import ApprovalRule, CompiledRule, input_text
 from core.db import database_sync_to_async
+from questions.decisions import Decision
 
 RULES_TTL = 1.0
 
@@ -68,9 +69,7 @@ class RuleDecision:
     @property
     def decision(self) -> dict[str, Any]:
         """As the host reads a decision: {"behavior": "allow"} or {"behavior": "deny", "message": …}."""
-        if self.rule.action == "deny":
-            return {"behavior": "deny", "message": self.rule.message}
-        return {"behavior": "allow"}
+        return (Decision.deny(self.rule.message) if self.rule.action == "deny" else Decision.allow()).as_dict()
 
 
 async def decide_by_rule(

@@ -8,7 +8,7 @@ database work among them is saving a modified session or stored messages. So her
 inline on the loop, and only a response that saves something goes to a thread.
 
 Under WSGI (the test client, a management command) they behave exactly as Django's own.
-tests/test_async_chain.py checks that Django adapts nothing in the ASGI chain and that a
+core/tests/test_async_chain.py checks that Django adapts nothing in the ASGI chain and that a
 request crosses to a thread only for its view's database work.
 """
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import Refused
 from hooks.config import Hook
 
 logger = logging.getLogger(__name__)
@@ -30,10 +31,6 @@ SERVER_ENV_NAMES = frozenset({"SECRET_KEY", "DATABASE_URL", "REDIS_URL"})
 TERMINATE_GRACE = 2.0
 
 
-class Refused(Exception):
-    """The run may not start: nothing ran."""
-
-
 @dataclass(frozen=True)
 class Target:
     path: Path  # resolved
@@ -43,21 +40,24 @@ class Target:
 def resolve_target(workspace: Path, directory: str) -> Target:
     """The folder a run is narrowed to; refuses anything that is not a folder inside the workspace."""
     if "\x00" in directory:
-        raise Refused("directory: must not contain a NUL character")
+        raise Refused("directory: must not contain a NUL character", field="directory")
     raw = directory.strip() or "."
     joined = Path(raw) if Path(raw).is_absolute() else workspace / raw
     try:
         # resolve() follows symlinks: a link inside the workspace pointing out is refused here.
         resolved = joined.resolve()
         if not resolved.is_relative_to(workspace):
-            raise Refused(f"directory: {directory!r} is outside the workspace; give a folder inside it, such as '.'")
+            raise Refused(
+                f"directory: {directory!r} is outside the workspace; give a folder inside it, such as '.'",
+                field="directory",
+            )
         if not resolved.is_dir():
-            raise Refused(f"directory: {directory!r} is not a folder in the workspace")
+            raise Refused(f"directory: {directory!r} is not a folder in the workspace", field="directory")
     except (OSError, RuntimeError) as exc:
         # A name part over the file system's limit, a loop of links (RuntimeError before Python 3.13), a folder
         # we may not read: the caller's input, not our fault.
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise Refused(f"directory: {directory!r} cannot be used: {reason}") from None
+        raise Refused(f"directory: {directory!r} cannot be used: {reason}", field="directory") from None
     return Target(resolved, resolved.relative_to(workspace).as_posix() or ".")
 
 

@@ -20,6 +20,7 @@ from django.conf import settings
 
 from core import presence
 from core.db import database_sync_to_async
+from core.errors import Refused
 from core.formatting import duration
 from hooks import runner
 from hooks.config import Hook
@@ -38,10 +39,6 @@ CancelScope = Callable[[], AbstractAsyncContextManager[Any]]
 
 # A verbose run streams at most this many lines of output live; all of it that is kept is in the result.
 LIVE_LINES = 200
-
-
-class Refused(Exception):
-    """The run may not start (a folder outside the workspace, the hook busy there): nothing ran."""
 
 
 @dataclass(frozen=True)
@@ -207,9 +204,9 @@ async def run_hook(
     """
     try:
         target = runner.resolve_target(workspace(), directory)
-    except runner.Refused as exc:
+    except Refused as exc:
         logger.warning("Refused %s for %s: %s", hook.tool_name, caller_name, exc)
-        raise Refused(str(exc)) from None
+        raise
     try:
         run = await database_sync_to_async(HookRun.start)(
             tool=hook.tool_name, plugin=hook.plugin, hook=hook.name, title=hook.title, command=hook.command,
@@ -217,7 +214,7 @@ async def run_hook(
             caller=caller, caller_name=caller_name, fail_fast=fail_fast, verbose=verbose,
         )  # fmt: skip
     except (Busy, AtCapacity) as exc:
-        raise Refused(str(exc)) from None
+        raise Refused(str(exc), 409) from None
     logger.info("Hook %s started in %s for %s (run %s)", hook.tool_name, target.relative, caller_name, run.pk)
     reporter = Progress(progress)
     listening = progress is not None or log is not None

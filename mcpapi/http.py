@@ -31,25 +31,23 @@ from starlette.types import Message, Receive, Scope, Send
 
 from core.asgi_io import header, read_body, send_json
 from core.db import database_sync_to_async
+from core.errors import Refused
 from mcpapi import calls, jsonrpc, toolsets
 from mcpapi.mounts import ASGIApp, MCPMount, install_shutdown_trigger
 from questions import asking
 from questions.models import Question
 from tokens import cache as token_cache
 from tokens import oauth
-from tokens.auth import over_rate, parse_bearer
+from tokens.auth import over_rate, parse_bearer, refuse_slowly
 from tokens.models import TOKEN_PREFIX, AgentToken
 from tokens.models import Scope as TokenScope
 
 logger = logging.getLogger(__name__)
 
 
-class Refused(Exception):
-    """A request answered here, not by the SDK: an HTTP status and a JSON body."""
-
-    def __init__(self, status: int, body: dict[str, Any], **headers: bytes) -> None:
-        super().__init__(body)
-        self.status, self.body, self.headers = status, body, headers
+def rpc_refused(status: int, code: int, message: str, **headers: str) -> Refused:
+    """A request answered here, not by the SDK: the HTTP status, with a JSON-RPC error saying why."""
+    return Refused(message, status, body=jsonrpc.error_body(code, message), **headers)
 
 
 class MCPRouter:
@@ -72,13 +70,13 @@ class MCPRouter:
             new_session_id = None
             if scope["type"] == "http" and scope["method"] == "POST":
                 body, messages = await self._checked_post(scope, receive, sets, version, handshake_session)
-                _refuse_asks_over_allowance(token, messages, sets)
+                await _refuse_asks_over_allowance(token, messages, sets)
                 await _route_cancellations(token, messages)
                 if jsonrpc.is_initialize(messages):
                     new_session_id = calls.issue_session_id(token.pk)
                 receive = _replay(body, receive)
         except Refused as refused:
-            await send_json(send, refused.status, refused.body, **refused.headers)
+            await send_json(send, refused.status, refused.body, **refused.header_bytes())
             return
         # Every mount's app serves its endpoint at /mcp.
         scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
@@ -94,15 +92,16 @@ class MCPRouter:
         content_type = header(scope, b"content-type")
         if content_type.split(";")[0].strip().lower() != "application/json":
             said = f"Content-Type: must be application/json, not {content_type[:60] or 'missing'}"
-            raise Refused(415, jsonrpc.error_body(-32600, said))
+            raise rpc_refused(415, -32600, said)
         body = await read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
         if body is None:
-            raise Refused(413, jsonrpc.error_body(-32600, "Request body too large"))
+            raise rpc_refused(413, -32600, "Request body too large")
         messages, problem = jsonrpc.checked_messages(body, self._tool_names(sets))
         if problem is None and version and version not in SUPPORTED_PROTOCOL_VERSIONS:
             problem = jsonrpc.unsupported_version(version, messages, handshake_session=handshake_session)
         if problem is not None:
-            raise Refused(*problem)
+            status, refusal = problem
+            raise Refused(str(refusal.get("error", {}).get("message", "")), status, body=refusal)
         return body, messages
 
     def _tool_names(self, sets: tuple[str, ...]) -> frozenset[str]:
@@ -153,7 +152,7 @@ def _sets(scope: Scope) -> tuple[str, ...]:
     try:
         return toolsets.parse(spec)
     except toolsets.UnknownToolset as exc:
-        raise Refused(404, {"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)}) from None
+        raise Refused(str(exc), 404, body={"error": str(exc), "knownToolsets": list(toolsets.TOOLSETS)}) from None
 
 
 def _base(scope: Scope) -> str:
@@ -167,7 +166,7 @@ def _unauthenticated(scope: Scope, description: str, error: str = "") -> Refused
     # The body says what the header says: an error code only when the header names one (RFC 6750 §3.1: a
     # request without credentials gets none).
     body = {"error": error, "error_description": description} if error else {"error_description": description}
-    return Refused(401, body, www_authenticate=challenge.encode("latin-1", "replace"))
+    return Refused(description, 401, body=body, www_authenticate=challenge)
 
 
 async def _authenticate(scope: Scope) -> AgentToken:
@@ -185,21 +184,20 @@ async def _authenticate(scope: Scope) -> AgentToken:
             token = await database_sync_to_async(oauth.authenticate)(raw, resource)
     except DatabaseError:
         logger.exception("The database is unreachable")
-        raise Refused(
-            503, jsonrpc.error_body(-32603, "Hook Bridge cannot reach its database right now; try again shortly.")
-        ) from None
+        raise rpc_refused(503, -32603, "Hook Bridge cannot reach its database right now; try again shortly.") from None
     if token is None:
         raise _unauthenticated(scope, "The token is unknown, revoked, expired or for another server.", "invalid_token")
     if token.scope != TokenScope.AGENT:
         message = f"Token '{token.name}' has scope '{token.scope}'; MCP tools need a token with scope 'agent'."
-        raise Refused(403, jsonrpc.error_body(-32600, message))
+        raise rpc_refused(403, -32600, message)
     if (limited := over_rate(token)) is not None:
-        raise Refused(429, jsonrpc.error_body(-32000, limited.message), retry_after=limited.retry_after.encode())
+        await refuse_slowly(token.pk)
+        raise rpc_refused(429, -32000, limited.message, retry_after=limited.retry_after)
     calls.verified_token.set((raw, token))
     return token
 
 
-def _refuse_asks_over_allowance(token: AgentToken, messages: list[Any], sets: tuple[str, ...]) -> None:
+async def _refuse_asks_over_allowance(token: AgentToken, messages: list[Any], sets: tuple[str, ...]) -> None:
     """A 429 for a question the token may not put yet, here, before the SDK parses and dispatches it.
 
     The tool itself draws on the allowance (questions.asking.ask_allowance); refusing a flood at the edge
@@ -211,12 +209,13 @@ def _refuse_asks_over_allowance(token: AgentToken, messages: list[Any], sets: tu
     wait = asking.asks_spent(token.pk)
     if not wait:
         return
+    await refuse_slowly(token.pk)
     per_minute = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
     message = (
         f"too many questions: token '{token.name}' may ask {per_minute} a minute, re-asks included "
         f"(HOOKBRIDGE_QUESTIONS_PER_MINUTE={per_minute}); try again in {wait:.1f} s"
     )
-    raise Refused(429, jsonrpc.error_body(-32000, message), retry_after=str(max(1, math.ceil(wait))).encode())
+    raise rpc_refused(429, -32000, message, retry_after=str(max(1, math.ceil(wait))))
 
 
 def _connection(scope: Scope, token: AgentToken) -> tuple[Scope, bool]:
@@ -226,14 +225,14 @@ def _connection(scope: Scope, token: AgentToken) -> tuple[Scope, bool]:
     """
     if scope["method"] in ("GET", "DELETE"):
         # Stateless: there is no stream to offer and no session to end (the spec's 405).
-        raise Refused(405, jsonrpc.error_body(-32600, "Only POST is served here"), allow=b"POST")
+        raise rpc_refused(405, -32600, "Only POST is served here", allow="POST")
     session_id = header(scope, b"mcp-session-id")
     if not session_id:
         return scope, False
     connection = calls.connection_of(session_id, token.pk)
     if connection is None:
         message = "Unknown Mcp-Session-Id for this token; send initialize again for a new session."
-        raise Refused(404, jsonrpc.error_body(-32600, message))
+        raise rpc_refused(404, -32600, message)
     calls.connection.set(connection)
     # The stateless SDK keeps no sessions: it never sees the id.
     return {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"mcp-session-id"]}, True

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 
+from core.errors import Refused
 from notify import steps
 from projects import access
 from questions import images, links
@@ -35,8 +36,8 @@ def _open(request: HttpRequest, token: str) -> tuple[links.Link, Question] | Htt
     """The link and its pending question, or the page to send instead."""
     try:
         link = links.read(token)
-    except links.Refused as refused:
-        return _refused(request, refused.reason)
+    except Refused as refused:
+        return _refused(request, refused.message)
     question = Question.objects.select_related("answer", "session").filter(pk=link.question_id).first()
     if question is None:
         return _refused(request, "gone")

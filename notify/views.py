@@ -28,11 +28,13 @@ from django.views.decorators.http import require_POST
 from slack_sdk.signature import SignatureVerifier
 
 from core.db import database_sync_to_async
+from core.errors import Refused
 from notify import slack
 from notify.models import Delivery
 from notify.sending import Failed
 from projects import access
 from projects.models import Project
+from questions.decisions import Decision
 from questions.models import AlreadyResolved, InvalidAnswer, Question
 
 logger = logging.getLogger(__name__)
@@ -70,44 +72,38 @@ class NotAllowed(Exception):
     """The person pressing may not answer this question: they are told so, to them alone."""
 
 
-class Refused(Exception):
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status, self.reason = status, reason
-
-
 def verified_payload(request: HttpRequest) -> dict[str, Any]:
     """The request's payload, once its signature and timestamp hold; Refused otherwise."""
     secret = settings.HOOKBRIDGE_SLACK_SIGNING_SECRET
     if not secret:
-        raise Refused(404, "Slack is not set up here (HOOKBRIDGE_SLACK_SIGNING_SECRET)")
+        raise Refused("Slack is not set up here (HOOKBRIDGE_SLACK_SIGNING_SECRET)", 404)
     body = request.body
     timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
     signature = request.headers.get("X-Slack-Signature", "")
     # slack_sdk's verifier reads the timestamp with int(): anything but a few digits is refused before it.
     if not TIMESTAMP.fullmatch(timestamp):
-        raise Refused(401, "X-Slack-Request-Timestamp: not a Unix time in seconds")
+        raise Refused("X-Slack-Request-Timestamp: not a Unix time in seconds", 401)
     if not SignatureVerifier(secret).is_valid(body, timestamp, signature):
-        raise Refused(401, "the signature or its timestamp does not hold")
+        raise Refused("the signature or its timestamp does not hold", 401)
     try:
         raw = request.POST["payload"]
     except KeyError:
-        raise Refused(400, "no payload") from None
+        raise Refused("no payload", 400) from None
     if too_deep(raw, MAX_NESTING):
-        raise Refused(400, f"the payload nests deeper than {MAX_NESTING} levels")
+        raise Refused(f"the payload nests deeper than {MAX_NESTING} levels", 400)
     try:
         payload = json.loads(raw)
     except ValueError:
-        raise Refused(400, "the payload is not JSON") from None
+        raise Refused("the payload is not JSON", 400) from None
     if not isinstance(payload, dict):
-        raise Refused(400, "the payload is not an object")
+        raise Refused("the payload is not an object", 400)
     return payload
 
 
 def pressed(payload: dict[str, Any]) -> tuple[uuid.UUID, str, str, str, str]:
     """(question id, the choice, Slack user id, their name, the message's channel) of a button press."""
     if payload.get("type") != "block_actions":
-        raise Refused(400, f"not a button press: {payload.get('type')!r}")
+        raise Refused(f"not a button press: {payload.get('type')!r}", 400)
     try:
         action = payload["actions"][0]
         value = json.loads(action["value"])
@@ -118,14 +114,14 @@ def pressed(payload: dict[str, Any]) -> tuple[uuid.UUID, str, str, str, str]:
         ts = str(payload["container"]["message_ts"])
         action_id = str(action.get("action_id", ""))
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
-        raise Refused(400, "not one of this server's answer buttons") from None
+        raise Refused("not one of this server's answer buttons", 400) from None
     if not action_id.startswith(slack.ACTION):
-        raise Refused(400, f"an unknown action: {action_id!r}")
+        raise Refused(f"an unknown action: {action_id!r}", 400)
     # Only a message this server posted for that question: not another workspace's, nor a forged value.
     if not Delivery.objects.filter(
         question_id=question_id, channel="slack", slack_channel_id=channel, slack_ts=ts
     ).exists():
-        raise Refused(400, "that message is not one this server posted for that question")
+        raise Refused("that message is not one this server posted for that question", 400)
     return question_id, choice, user_id, name, channel
 
 
@@ -153,12 +149,8 @@ def answer(question_id: uuid.UUID, choice: str, email: str, name: str) -> None:
     person = answerer(question, email)
     by_name = None if person is not None else f"{name} (Slack)"
     if question.kind == "approval":
-        decision: dict[str, str] = (
-            {"behavior": "allow"}
-            if choice == "allow"
-            else {"behavior": "deny", "message": f"Denied in Slack by {person or name}."}
-        )
-        question.record_answer(decision, by_user=person, by_name=by_name, source="slack")
+        decision = Decision.allow() if choice == "allow" else Decision.deny(f"Denied in Slack by {person or name}.")
+        question.record_answer(decision.as_dict(), by_user=person, by_name=by_name, source="slack")
     else:
         question.record_answer(option=choice, by_user=person, by_name=by_name, source="slack")
 
@@ -170,8 +162,8 @@ async def slack_actions(request: HttpRequest) -> HttpResponse:
         payload = verified_payload(request)
         question_id, choice, user, name, channel = await database_sync_to_async(pressed)(payload)
     except Refused as refused:
-        logger.warning("Refused a Slack request: %s", refused.reason)
-        return HttpResponse(refused.reason, status=refused.status, content_type="text/plain")
+        logger.warning("Refused a Slack request: %s", refused.message)
+        return HttpResponse(refused.message, status=refused.status, content_type="text/plain")
     email = await asyncio.to_thread(slack.email_of, user) if user else ""
     try:
         await database_sync_to_async(answer)(question_id, choice, email, name)

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core import signing
 
 from core import presence
+from core.errors import Refused
 
 SALT = "hookbridge.questions.link"
 
@@ -25,14 +26,6 @@ SALT = "hookbridge.questions.link"
 class Link:
     question_id: uuid.UUID
     recipient: str  # who it was sent to ("" for a link copied from the dashboard)
-
-
-class Refused(Exception):
-    """Why a link cannot be used: `reason` is "tampered" or "expired"."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def token(question_id: uuid.UUID, recipient: str = "") -> str:
@@ -46,17 +39,17 @@ def url(question_id: uuid.UUID, recipient: str = "", *, option: str = "") -> str
 
 
 def read(value: str) -> Link:
-    """The link a token stands for, or Refused."""
+    """The link a token stands for, or Refused, whose message is why: "tampered" (404) or "expired" (410)."""
     try:
         data = signing.loads(value, salt=SALT, max_age=settings.HOOKBRIDGE_LINK_MAX_AGE)
     except signing.SignatureExpired:
-        raise Refused("expired") from None
+        raise Refused("expired", 410) from None
     except signing.BadSignature:
-        raise Refused("tampered") from None
+        raise Refused("tampered", 404) from None
     try:
         return Link(uuid.UUID(str(data["q"])), str(data.get("to", "")))
     except (KeyError, TypeError, ValueError):
-        raise Refused("tampered") from None
+        raise Refused("tampered", 404) from None
 
 
 def answered_by(link: Link) -> str:

@@ -1,4 +1,4 @@
-"""What open dashboards and waiting calls are told when a question changes.
+"""What open dashboards are told when a question changes (waiting calls: questions.wakeups).
 
 The receivers below are connected to questions.signals in QuestionsConfig.ready().
 A question's card and the pending count are this app's partials
@@ -19,7 +19,6 @@ from projects.models import Membership, Role
 from questions import signals
 from questions.models import Answer, Question
 from questions.queue import card_html
-from questions.wakeups import question_group, wake_up
 
 
 @receiver(signals.question_asked)
@@ -70,8 +69,7 @@ def dashboards_resync(sender: Any, **kwargs: Any) -> None:
 
 @receiver(signals.question_resolved)
 def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
-    # Wake the waiting call first: it is what an agent is blocked on. An answer goes with it.
-    broadcast.send(question_group(question_id), wake_up(answer))
+    # The waiting call was woken first (questions.wakeups.wake_the_waiting_calls).
     question = Question.as_resolved(question_id, answer)
     removed = "questions/card.html#question-removed"
     html = render_to_string(removed, {"question": question, "pending_count": Question.objects.pending().count()})

@@ -1,7 +1,8 @@
 """The wake-up: the channel-layer message that tells the calls waiting on a question that it changed.
 
 `question_group` is where those calls listen; `wake_up` is the message (its answer riding along,
-as committed); `take_answer` is how a woken call reads it without reading the row.
+as committed); `wake_the_waiting_calls` sends it when a question is resolved; `take_answer` is how a
+woken call reads it without reading the row.
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from django.dispatch import receiver
+
+from core import broadcast
+from questions import signals
 from questions.models import Answer, Question
 from questions.states import Status
 
@@ -39,6 +44,13 @@ def wake_up(answer: Answer | None = None) -> dict[str, Any]:
             "image_count": answer.image_count,
         }
     return message
+
+
+@receiver(signals.question_resolved)
+def wake_the_waiting_calls(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
+    """The first receiver of question_resolved (QuestionsConfig.ready connects it before any other):
+    the waiting call is what an agent is blocked on, so it hears before any page is rendered."""
+    broadcast.send(question_group(question_id), wake_up(answer))
 
 
 def take_answer(question: Question, answered: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -72,6 +73,29 @@ def over_rate(token: AgentToken) -> OverRate | None:
     return OverRate(message, str(max(1, math.ceil(wait))))
 
 
+# A client that ignores Retry-After and asks again at once kept the worker busy answering refusals (600-800
+# a second on one core, bench/fairness.py), and another token's answers waited behind them: each refusal is
+# held a second (its Retry-After is at least that), so a flooding client slows to a refusal a second per
+# connection. Only a few are held per token, so holding costs little and cannot pile connections up.
+REFUSAL_HOLD_SECONDS = 1.0
+HELD_REFUSALS_PER_TOKEN = 64
+
+
+async def refuse_slowly(token_id: int) -> None:
+    """Hold a refusal of `token_id` for REFUSAL_HOLD_SECONDS before it is sent; past
+    HELD_REFUSALS_PER_TOKEN held at once, it is sent at once."""
+    held = state.held_refusals
+    if held.get(token_id, 0) >= HELD_REFUSALS_PER_TOKEN:
+        return
+    held[token_id] = held.get(token_id, 0) + 1
+    try:
+        await asyncio.sleep(REFUSAL_HOLD_SECONDS)
+    finally:
+        held[token_id] -= 1
+        if not held[token_id]:
+            del held[token_id]
+
+
 def token_required(
     *scopes: Scope,
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., Coroutine[Any, Any, HttpResponse]]]:
@@ -94,6 +118,7 @@ def token_required(
                 response["WWW-Authenticate"] = 'Bearer realm="hookbridge"'
                 return response
             if (limited := over_rate(token)) is not None:
+                await refuse_slowly(token.pk)
                 response = json_error(limited.message, status=429)
                 response["Retry-After"] = limited.retry_after
                 return response

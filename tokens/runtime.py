@@ -1,6 +1,6 @@
 """Bearer tokens checked lately, and each token's request allowance, in this process.
 
-tokens.cache writes and reads the cache; tokens.auth.over_rate the allowances; nobody else either.
+tokens.cache writes and reads the cache; tokens.auth the allowances and held refusals; nobody else either.
 """
 
 from __future__ import annotations
@@ -16,3 +16,5 @@ token_changes_heard = 0
 
 # token id -> its request allowance here (core.limits.Bucket): HOOKBRIDGE_REQUESTS_PER_MINUTE.
 request_buckets: dict[int, Any] = {}
+# token id -> how many of its refusals are being held before they are sent (tokens.auth.refuse_slowly).
+held_refusals: dict[int, int] = {}

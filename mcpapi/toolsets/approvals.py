@@ -23,6 +23,7 @@ from claudecode.hook_calls import summarise
 from core.db import database_sync_to_async
 from mcpapi.asking import ask_and_wait, caller
 from mcpapi.toolsets.entries import Toolset
+from questions.decisions import Decision
 from questions.kinds import Kind
 
 
@@ -76,11 +77,11 @@ async def approve(
         key=service.approval_key(tool_name, input),
     )
     structured = result.structured_content or {}
-    if structured.get("behavior") in ("allow", "deny"):
+    if Decision.of(structured) is not None:
         return _decision(structured)
     # No decision (still pending, timed out, withdrawn): the host needs a decision it can parse.
     said = str(structured.get("message") or "No decision came from Hook Bridge.")
-    return _decision({"behavior": "deny", "message": f"No decision from the team yet: {said}"})
+    return _decision(Decision.deny(f"No decision from the team yet: {said}").as_dict())
 
 
 TOOLSET = Toolset(

@@ -10,6 +10,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictBool, StrictStr
 
+from core.errors import Refused
 from hooks import service
 from hooks.config import Hook, discovered
 from mcpapi import calls, client_log
@@ -52,7 +53,7 @@ async def execute(hook: Hook, ctx: Context, *, verbose: bool, fail_fast: bool, d
             log=log,
             cancel_scope=lambda: calls.cancel_scope_for_call(token.pk if token else None, ctx.request_id),
         )
-    except service.Refused as exc:
+    except Refused as exc:
         raise ToolError(str(exc)) from None
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],

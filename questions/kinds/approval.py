@@ -15,6 +15,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from questions.decisions import Decision
 from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, QuestionKind, Reply, optional_text
 
 DEFAULT_DENIAL = "A person on your team denied this on Hook Bridge."
@@ -148,11 +149,11 @@ class ApprovalForm(AnswerForm):
     def to_answer(self) -> tuple[Any, Any]:
         pressed = self.cleaned_data["behavior"]
         if pressed == "edit":
-            return {"behavior": "allow", "updatedInput": json.loads(self.cleaned_data["updatedInput"])}, None
+            return Decision.allow(updated_input=json.loads(self.cleaned_data["updatedInput"])).as_dict(), None
         if pressed.startswith("suggestion-") and pressed[len("suggestion-") :].isdigit():
             return {"behavior": "allow", "suggestion": int(pressed[len("suggestion-") :])}, None
         if pressed == "deny":
-            return {"behavior": "deny", "message": self.cleaned_data["message"]}, None
+            return Decision.deny(self.cleaned_data["message"]).as_dict(), None
         return {"behavior": pressed}, None
 
 
@@ -176,16 +177,16 @@ class Approval(QuestionKind):
                 raise InvalidAnswer(
                     "message", f"message is longer than {settings.HOOKBRIDGE_MAX_ANSWER_LENGTH} characters."
                 )
-            return Reply(f"Denied {tool}: {message}", {"behavior": "deny", "message": message}, option="deny")
+            return Reply(f"Denied {tool}: {message}", Decision.deny(message).as_dict(), option="deny")
         if behavior != "allow":
             raise InvalidAnswer("behavior", "behavior must be 'allow' or 'deny'.")
-        decision: dict[str, Any] = {"behavior": "allow"}
+        edited: dict[str, Any] | None = None
+        chosen: list[Any] | None = None
         said = f"Allowed {tool}"
         if "updatedInput" in value:
             edited = value["updatedInput"]
             if not isinstance(edited, dict):
                 raise InvalidAnswer("updatedInput", "updatedInput must be a JSON object (the tool's input).")
-            decision["updatedInput"] = edited
             said += " with changes"
         suggestions = suggestions_of(question)
         if "suggestion" in value:
@@ -194,7 +195,7 @@ class Approval(QuestionKind):
                 raise InvalidAnswer(
                     "suggestion", f"suggestion must be the index of one of the host's {len(suggestions)} suggestions."
                 )
-            decision["updatedPermissions"] = [suggestions[index]]
+            chosen = [suggestions[index]]
             said = describe_suggestion(suggestions[index])
         elif "updatedPermissions" in value:
             chosen = value["updatedPermissions"]
@@ -202,21 +203,21 @@ class Approval(QuestionKind):
                 raise InvalidAnswer(
                     "updatedPermissions", "updatedPermissions may only hold the host's own permission_suggestions."
                 )
-            decision["updatedPermissions"] = chosen
             said += ", always"
-        return Reply(said, decision, option="allow")
+        return Reply(said, Decision.allow(updated_input=edited, updated_permissions=chosen).as_dict(), option="allow")
 
     def host_decision(self, question: Asked, data: dict[str, Any]) -> dict[str, Any]:
         """The decision as the permission-prompt tool returns it: an allow always carries the input to run."""
-        if data.get("behavior") == "allow":
-            decision = {
-                "behavior": "allow",
-                "updatedInput": data.get("updatedInput", question.payload.get("tool_input", {})),
-            }
-            if "updatedPermissions" in data:
-                decision["updatedPermissions"] = data["updatedPermissions"]
-            return decision
-        return {"behavior": "deny", "message": data.get("message") or DEFAULT_DENIAL}
+        decision = Decision.of(data)
+        if decision is not None and decision.allowed:
+            edited = decision.updated_input
+            return Decision.allow(
+                updated_input=edited if edited is not None else question.payload.get("tool_input", {}),
+                updated_permissions=decision.updated_permissions,
+            ).as_dict()
+        return Decision.deny(
+            decision.message if decision is not None and decision.message else DEFAULT_DENIAL
+        ).as_dict()
 
     def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
         return json.dumps(self.host_decision(question, data), ensure_ascii=False)

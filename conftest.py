@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from hypothesis import settings as hypothesis_settings
+from playwright.async_api import Browser, async_playwright
+
+from questions import runtime as question_runtime
+from testing.live import LiveServer, serving
+from testing.project_world import World, make_world
+from tokens import runtime as token_runtime
+from tokens.models import AgentToken
+
+# Fuzzing over real HTTP: a bounded count per tool keeps CI's run short; `--hypothesis-profile=deep`
+# for a long local run. No example database: the server under test is new each run.
+hypothesis_settings.register_profile("default", max_examples=12, deadline=None, database=None)
+hypothesis_settings.register_profile("deep", max_examples=400, deadline=None, database=None)
+hypothesis_settings.load_profile("default")
+
+
+ROOT = Path(__file__).resolve().parent
+# The system tests' tiers, by folder: a test's markers follow where it lives, never a module's mark, so a unit
+# test beside its app is never swept into e2e. Unit tests live in each app's tests/ package.
+TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", "team"), "clients": ("e2e",)}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects, and before xdist groups by the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.relative_to(ROOT).parts
+        if len(parts) > 2 and parts[0] == "tests":
+            for marker in TIER_MARKERS.get(parts[1], ()):
+                item.add_marker(marker)
+        if item.get_closest_marker("team"):
+            # Team tests share the machine's Redis, whose channel groups are named by row ids that every test's
+            # new database repeats: on one xdist worker (`--dist loadgroup`), they never hear each other.
+            item.add_marker(pytest.mark.xdist_group("team"))
+
+
+@pytest.fixture(autouse=True)
+def fresh_request_allowances() -> Iterator[None]:
+    """Each test starts with full per-token allowances (HOOKBRIDGE_REQUESTS_PER_MINUTE): token ids repeat
+    from one test's database to the next, and one test's requests must not spend another's."""
+    token_runtime.request_buckets.clear()
+    question_runtime.asks_per_token.clear()
+    yield
+    token_runtime.request_buckets.clear()
+    question_runtime.asks_per_token.clear()
+
+
+@pytest.fixture
+def agent(db: None) -> tuple[AgentToken, str]:
+    return AgentToken.issue("agent-a")
+
+
+@pytest.fixture
+def world(db: None, settings: Any) -> World:
+    """Issue 31's cast (testing.project_world): two projects, a person of each role, an outsider, a superuser."""
+    settings.HOOKBRIDGE_NEW_USER_ROLE = ""
+    return make_world()
+
+
+@pytest.fixture
+def user(db: None) -> User:
+    return User.objects.create_user("alice", password="pw-alice-123")
+
+
+@pytest.fixture
+def logged_in(client: Client, user: User) -> Client:
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture(scope="session")
+def live_server_proc() -> Iterator[LiveServer]:
+    """One daphne worker for the end-to-end tests (a long hold: calls block until answered)."""
+    yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
+
+
+@pytest.fixture(scope="session")
+def claim_server() -> Iterator[LiveServer]:
+    """Claims lapse after 2 s without activity (180 s by default)."""
+    yield from serving(HOOKBRIDGE_CLAIM_SECONDS="2")
+
+
+@pytest.fixture(scope="session")
+def empty_server() -> Iterator[LiveServer]:
+    """A worker no test asks questions of: its dashboard shows what a first run shows."""
+    yield from serving()
+
+
+@pytest.fixture(scope="session")
+def short_hold_server() -> Iterator[LiveServer]:
+    """A worker that gives up holding a call without a progress token after 1.5 s."""
+    yield from serving(HOOKBRIDGE_MAX_HOLD="1.5", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
+
+
+@pytest.fixture(scope="session")
+def askme_timeout_server() -> Iterator[LiveServer]:
+    """A worker whose Ask-Me questions time out after 1.5 s."""
+    yield from serving(HOOKBRIDGE_ASKME_TIMEOUT="1.5", HOOKBRIDGE_MAX_HOLD="60")
+
+
+@pytest.fixture(scope="session")
+def rate_limited_server() -> Iterator[LiveServer]:
+    """A worker where a token may ask 2 new questions a minute."""
+    yield from serving(HOOKBRIDGE_QUESTIONS_PER_MINUTE="2", HOOKBRIDGE_MAX_HOLD="0.5")
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="session")
+def chromium_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's chromium (never a downloaded build), started once per test worker by Playwright's own
+    launch-server, with the flags its `launch` passes; each test connects to it. Its WebSocket endpoint."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (make system-deps)")
+        pytest.skip(f"{CHROMIUM} is not installed (make system-deps installs it)")
+    config = tmp_path_factory.mktemp("chromium") / "launch.json"
+    config.write_text(json.dumps({"executablePath": CHROMIUM, "args": CHROMIUM_ARGS, "headless": True}))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium", "--config", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert server.stdout is not None
+    endpoint = server.stdout.readline().strip()
+    # Whatever it says later is read and dropped: a full pipe would stop the browser.
+    threading.Thread(target=server.stdout.read, daemon=True).start()
+    if not endpoint.startswith("ws://"):
+        server.kill()
+        pytest.fail(f"Playwright's launch-server did not start chromium: {endpoint!r}")
+    try:
+        yield endpoint
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@pytest.fixture
+async def browser(chromium_server: str) -> AsyncIterator[Browser]:
+    """This worker's chromium, connected for one test: the contexts it opens are closed after it."""
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.connect(chromium_server)
+        yield browser
+        await browser.close()
+
+
+@pytest.fixture(scope="session")
+def keepalive_server() -> Iterator[LiveServer]:
+    """Progress every 2 s: a 5 s client timeout that resets on progress is scaled down from the hosts' 30 s."""
+    yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="2")

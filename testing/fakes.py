@@ -1,0 +1,198 @@
+"""Outside services the tests start themselves: a fake of Slack's Web API, and a mail sink (aiosmtpd).
+
+The fake Slack records every call as the server made it (method and arguments) and answers as Slack does
+(`{"ok": true, ...}`), or with the error a test sets for a method. The sink keeps every mail it is sent.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import hashlib
+import hmac
+import json
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from aiosmtpd.controller import Controller
+
+
+@dataclass
+class FakeSlack:
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    posted: list[dict[str, Any]] = field(default_factory=list)  # what chat.postMessage answered: channel, ts
+    errors: dict[str, str] = field(default_factory=dict)  # method -> Slack's error word
+    emails: dict[str, str] = field(default_factory=dict)  # Slack user id -> e-mail (users.info)
+    replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # method -> the whole answer, as given
+    # Seconds each answer takes to come back, after the call is recorded (a slow Slack; a post that is made
+    # even if its caller dies before the answer arrives, as Slack's are).
+    delay: float = 0.0
+    messages: list[dict[str, Any]] = field(default_factory=list)  # what was posted: channel, ts, metadata
+    in_flight: int = 0  # calls recorded whose answer has not gone back yet
+    _counting: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+    _server: ThreadingHTTPServer | None = None
+    _ts: float = 0.0
+
+    def calls_of(self, method: str) -> list[dict[str, Any]]:
+        return [arguments for name, arguments in self.calls if name == method]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 10) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.calls_of(method)
+            if len(found) >= count:
+                return found
+            time.sleep(0.02)
+        raise AssertionError(f"{method} was called {len(self.calls_of(method))} times, not {count}: {self.calls}")
+
+    def answer(self, method: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append((method, arguments))
+        if method in self.errors:
+            return {"ok": False, "error": self.errors[method]}
+        if method in self.replies:
+            return self.replies[method]
+        if method == "chat.postMessage":
+            # Slack's ts is the message's Unix time, to the microsecond, unique in its channel.
+            self._ts = max(time.time(), self._ts + 0.000001)
+            named = str(arguments.get("channel", ""))
+            # A channel named by its ID is that channel; a name gets an ID of its own, as Slack answers.
+            channel = named if named[:1] == "C" and named.isupper() else "C0FAKE" + named.strip("#")[:4].upper()
+            self.posted.append({"channel": channel, "ts": f"{self._ts:.6f}"})
+            metadata = arguments.get("metadata")
+            metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+            self.messages.append({**self.posted[-1], "metadata": metadata})
+            return {"ok": True, **self.posted[-1]}
+        if method == "conversations.history":
+            # Newest first, as Slack lists them; metadata only when asked for.
+            oldest = float(arguments.get("oldest") or 0)
+            found = [
+                {"ts": m["ts"], **({"metadata": m["metadata"]} if arguments.get("include_all_metadata") else {})}
+                for m in reversed(self.messages)
+                if m["channel"] == arguments.get("channel") and float(m["ts"]) >= oldest
+            ]
+            return {"ok": True, "messages": found}
+        if method == "users.info":
+            user = str(arguments.get("user", ""))
+            return {"ok": True, "user": {"id": user, "profile": {"email": self.emails.get(user, "")}}}
+        return {"ok": True}
+
+    def start(self) -> FakeSlack:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    arguments = json.loads(raw or "{}")
+                else:
+                    arguments = {key: values[0] for key, values in urllib.parse.parse_qs(raw).items()}
+                    for key in ("blocks", "attachments"):
+                        if isinstance(arguments.get(key), str):
+                            arguments[key] = json.loads(arguments[key])
+                with fake._counting:
+                    fake.in_flight += 1
+                try:
+                    reply = json.dumps(fake.answer(self.path.strip("/").split("/")[-1], arguments)).encode()
+                    time.sleep(fake.delay)
+                finally:
+                    with fake._counting:
+                        fake.in_flight -= 1
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/api/"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+
+
+@contextmanager
+def fake_slack() -> Iterator[FakeSlack]:
+    fake = FakeSlack().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.mails: list[EmailMessage] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        assert isinstance(message, EmailMessage)
+        self.mails.append(message)
+        return "250 Message accepted for delivery"
+
+
+@dataclass
+class MailSink:
+    port: int
+    mails: list[EmailMessage]
+
+    @property
+    def url(self) -> str:
+        return f"smtp://127.0.0.1:{self.port}"
+
+    def wait_for(self, count: int = 1, timeout: float = 10) -> list[EmailMessage]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.mails) >= count:
+                return self.mails
+            time.sleep(0.02)
+        raise AssertionError(f"{len(self.mails)} mails, not {count}")
+
+
+@contextmanager
+def mail_sink() -> Iterator[MailSink]:
+    handler = _Sink()
+    with socket.socket() as probe:  # aiosmtpd checks its port by connecting to it: it needs a real one
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    controller = Controller(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield MailSink(port, handler.mails)
+    finally:
+        controller.stop()
+
+
+def slack_signature(secret: str, body: bytes, timestamp: int) -> str:
+    """What Slack puts in X-Slack-Signature: v0= and the HMAC-SHA256 of v0:<timestamp>:<body>."""
+    return "v0=" + hmac.new(secret.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256).hexdigest()
+
+
+SLACK_SECRET = "e2e-slack-signing-secret"
+
+
+def notify_env(slack: FakeSlack, mails: MailSink, steps: str, port: int | None = None) -> dict[str, str]:
+    env = {
+        "HOOKBRIDGE_SLACK_BOT_TOKEN": "xoxb-e2e", "HOOKBRIDGE_SLACK_SIGNING_SECRET": SLACK_SECRET,
+        "HOOKBRIDGE_SLACK_CHANNEL": "#agents", "HOOKBRIDGE_SLACK_API_URL": slack.url, "EMAIL_URL": mails.url,
+        "HOOKBRIDGE_EMAIL_TO": "lead@example.com", "HOOKBRIDGE_NOTIFY": steps, "HOOKBRIDGE_MAX_HOLD": "60",
+        # Whoever is in the channel answers (the roles a press needs by default: notify/tests/test_notify.py).
+        "HOOKBRIDGE_SLACK_CHANNEL_DECIDES": "1",
+    }  # fmt: skip
+    if port is not None:
+        env["HOOKBRIDGE_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
+    return env

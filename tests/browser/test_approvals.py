@@ -1,0 +1,126 @@
+"""An approval as a person meets it, in Debian's chromium: the hook request blocks, the card arrives live, and a
+click returns exactly what Claude Code reads. Each card is saved as a screenshot (test-artifacts/)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+from playwright.async_api import Browser, Page, expect
+
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, serious_violations
+from testing.claude_hooks import FIXTURES, hook, permission_request
+from testing.live import LiveServer
+
+
+async def card_for(page: Page, needle: str, width: int, name: str) -> Any:
+    card = page.locator("article.question.kind-approval", has_text=needle)
+    await expect(card).to_be_visible(timeout=10_000)
+    problems = await card.evaluate(LAYOUT_PROBLEMS)
+    assert problems == [], f"{name} at {width} px: {problems}"
+    await card.scroll_into_view_if_needed()
+    await card.screenshot(path=str(ARTIFACTS / f"approval-{name}-{width}.png"))
+    return card
+
+
+async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: LiveServer, browser: Browser) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width, height in VIEWPORTS:
+        page = await browser.new_page(viewport={"width": width, "height": height})
+        await log_in(page, live_server_proc)
+
+        # Allow: the Bash command shown as code, the host's suggestions as buttons.
+        marker = f"echo allow-{width}"
+        request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
+        card = await card_for(page, marker, width, "bash")
+        await expect(card.locator("pre.command")).to_have_text(marker)
+        await expect(
+            card.get_by_role("radio", name="Allow, and switch to acceptEdits mode (this session)")
+        ).to_be_visible()
+        assert await serious_violations(page) == []
+        await card.get_by_role("radio", name="Allow", exact=True).check()
+        await asyncio.sleep(0.3)
+        assert not request.done(), "choosing Allow must not send it"
+        await card.get_by_role("button", name="Send decision").click()
+        response = await asyncio.wait_for(request, 10)
+        assert response.json() == {
+            "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
+        }
+        await expect(card).to_be_hidden(timeout=5_000)
+
+        # Allow with changes: an Edit shown as a diff; the edited input is what runs.
+        edit = {"file_path": "/home/dev/shop/app.py", "old_string": f"x = {width}\n", "new_string": "x = 2\n"}
+        request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_name="Edit", tool_input=edit)))
+        card = await card_for(page, "app.py", width, "edit")
+        await expect(card.locator("pre.diff .removed", has_text=f"-x = {width}")).to_be_visible()
+        await expect(card.locator("pre.diff .added", has_text="+x = 2")).to_be_visible()
+        await card.get_by_role("radio", name="Allow with changes").check()
+        changed = {**edit, "new_string": "x = 3\n"}
+        await card.get_by_label("The input to run instead (JSON)").fill(json.dumps(changed))
+        await card.screenshot(path=str(ARTIFACTS / f"approval-edit-open-{width}.png"))
+        assert await card.evaluate(LAYOUT_PROBLEMS) == []
+        await card.get_by_role("button", name="Send decision").click()
+        response = await asyncio.wait_for(request, 10)
+        assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow", "updatedInput": changed}
+
+        # Deny, with a message the agent reads.
+        marker = f"rm -rf build-{width}"
+        request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
+        card = await card_for(page, marker, width, "deny")
+        await card.get_by_label("Why not, if you deny (the agent reads it)").fill("Run make clean instead")
+        await card.get_by_role("radio", name="Deny").check()
+        await card.get_by_role("button", name="Send decision").click()
+        response = await asyncio.wait_for(request, 10)
+        assert response.json()["hookSpecificOutput"]["decision"] == {
+            "behavior": "deny",
+            "message": "Run make clean instead",
+        }
+        await page.close()
+
+
+async def test_the_card_leaves_the_page_when_the_host_stops_waiting(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    await log_in(page, live_server_proc)
+    marker = "echo the-host-goes-away"
+    request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
+    card = page.locator("article.question.kind-approval", has_text=marker)
+    await expect(card).to_be_visible(timeout=10_000)
+    request.cancel()  # the person answered at the terminal
+    await expect(page.locator("p.resolution", has_text="decided at the terminal")).to_be_visible(timeout=1_000)
+    await page.close()
+
+
+async def test_a_hosts_session_page_shows_its_work_and_takes_a_message(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    sid = str(uuid.uuid4())
+    for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"):
+        body = json.loads((FIXTURES / f"{event}.json").read_text())
+        body["session_id"] = sid
+        assert (await hook(live_server_proc, body)).status_code == 200
+    for width, height in VIEWPORTS:
+        page = await browser.new_page(viewport={"width": width, "height": height})
+        await log_in(page, live_server_proc)
+        await page.goto(f"{live_server_proc.url}/sessions/{sid}/")
+        await expect(page.locator("#connection")).to_have_text("live")
+        activity = page.locator("#session-activity")
+        await expect(activity.locator("li.activity-tool", has_text="48 ms")).to_be_visible()
+        await expect(activity.locator("li.activity-prompt", has_text="make hi.txt")).to_be_visible()
+        await expect(page.locator("svg.timeline rect.tool")).to_have_count(1)
+        await page.get_by_label("Handed to the agent after its next tool use, or when it stops").fill(f"Hello {width}")
+        await page.get_by_role("button", name="Send to the agent").click()
+        await expect(page.locator("#session-messages li", has_text=f"Hello {width}")).to_contain_text(
+            "waiting for the next hook"
+        )
+        assert await page.locator("main").evaluate(LAYOUT_PROBLEMS) == []
+        assert await serious_violations(page) == []
+        await page.screenshot(path=str(ARTIFACTS / f"session-claude-code-{width}.png"), full_page=True)
+        await page.close()
+    body = json.loads((FIXTURES / "PostToolUse.json").read_text())
+    body["session_id"] = sid
+    said = (await hook(live_server_proc, body)).json()["hookSpecificOutput"]["additionalContext"]
+    assert said == "alice (on Hook Bridge) says: Hello 1440\n\nalice (on Hook Bridge) says: Hello 390"
