@@ -68,7 +68,7 @@ lint: $(VENV)/.installed-dev
 
 # The whole suite in parallel (pytest-xdist): TEST_WORKERS processes, team tests kept on one of them
 # (--dist loadgroup), coverage combined across the workers and the servers they start.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 test: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-newest-python
 	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup
 

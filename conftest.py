@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -136,22 +137,24 @@ def chromium_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = subprocess.Popen(
         [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium", "--config", str(config)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,  # its own process group: the node driver and chromium go with it
     )  # fmt: skip
     assert server.stdout is not None
     endpoint = server.stdout.readline().strip()
     # Whatever it says later is read and dropped: a full pipe would stop the browser.
     threading.Thread(target=server.stdout.read, daemon=True).start()
     if not endpoint.startswith("ws://"):
-        server.kill()
+        os.killpg(server.pid, signal.SIGKILL)
         pytest.fail(f"Playwright's launch-server did not start chromium: {endpoint!r}")
     try:
         yield endpoint
     finally:
-        server.terminate()
+        os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(10)
         except subprocess.TimeoutExpired:
-            server.kill()
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
 
 
 @pytest.fixture

@@ -206,6 +206,15 @@ async def _refuse_asks_over_allowance(token: AgentToken, messages: list[Any], se
     names = toolsets.asking_tool_names(sets)
     if not names or not any(jsonrpc.called_tool(message) in names for message in messages):
         return
+    if asking.asks_queued_full(token.pk):
+        # Past the worker's write rate: refused here, not queued behind the token's own asks.
+        await refuse_slowly(token.pk)
+        limit = settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN
+        message = (
+            f"too many questions at once: token '{token.name}' has {limit} waiting to be written on this server "
+            f"(HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN={limit}); try again in a second"
+        )
+        raise rpc_refused(429, -32000, message, retry_after="1")
     wait = asking.asks_spent(token.pk)
     if not wait:
         return

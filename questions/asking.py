@@ -558,6 +558,11 @@ def asks_spent(token_id: int) -> float:
     return limits.spent(waiting.asks_per_token, token_id, per_minute=per_minute)
 
 
+def asks_queued_full(token_id: int) -> bool:
+    """Whether the token has HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN asks waiting to be written here already."""
+    return waiting.queued_asks_per_token[token_id] >= settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN
+
+
 def queued_slot(token_id: int | None) -> AbstractContextManager[None]:
     """One of the token's HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN asks waiting for the database to write them.
 

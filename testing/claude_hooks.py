@@ -11,7 +11,7 @@ import httpx2
 
 from testing.live import LiveServer
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude_code_hooks"
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "claude_code_hooks"
 
 
 def permission_request(**changes: Any) -> dict[str, Any]:

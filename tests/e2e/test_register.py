@@ -170,10 +170,15 @@ async def test_stdio_registers_a_working_entry_for_the_folder_and_removes_it_on_
         assert entry["type"] == "stdio"
         assert entry["command"] == sys.executable
         assert entry["args"] == [str(ROOT / "manage.py"), "mcp_stdio", "--toolsets", "askme"]  # no --register
-        assert entry["env"] == {"DATABASE_URL": database.env["DATABASE_URL"], "HOOKBRIDGE_TOKEN": token}
+        # What decides where the data is goes with it (the test server's own data folder, as a person's would).
+        assert entry["env"] == {
+            "HOOKBRIDGE_DATA_DIR": database.env["HOOKBRIDGE_DATA_DIR"],
+            "DATABASE_URL": database.env["DATABASE_URL"],
+            "HOOKBRIDGE_TOKEN": token,
+        }
         assert (home / ".claude.json").stat().st_mode & 0o777 == 0o640
         # Claude Code starts the entry with its own environment plus the entry's, in the project.
-        base = {k: v for k, v in database.env.items() if k not in ("DATABASE_URL", "SECRET_KEY")}
+        base = {k: v for k, v in database.env.items() if k not in ("DATABASE_URL", "SECRET_KEY", "HOOKBRIDGE_DATA_DIR")}
         started = StdioServerParameters(
             command=entry["command"],
             args=entry["args"],
