@@ -25,6 +25,13 @@ async def log_in(page: Page, server: LiveServer) -> None:
     await expect(page.locator("body[data-synced]")).to_have_count(1, timeout=30_000)
 
 
+async def synced(page: Page) -> None:
+    """Wait until the dashboard is live and the state its socket sends on connect has replaced the list the
+    page was served with: a radio checked before that is swapped away with its card."""
+    await expect(page.locator("#connection")).to_have_text("live", timeout=30_000)
+    await expect(page.locator("body[data-synced]")).to_have_count(1, timeout=30_000)
+
+
 AXE = ROOT / "tests" / "ts" / "node_modules" / "axe-core" / "axe.min.js"
 
 

@@ -18,7 +18,7 @@ import pytest
 from mcp.types import ImageContent
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import ARTIFACTS, SMALL_OR_WIDE, log_in, serious_violations
+from testing.browser import ARTIFACTS, SMALL_OR_WIDE, log_in, serious_violations, synced
 from testing.claude_hooks import FIXTURES, hook
 from testing.fakes import FakeSlack, fake_slack, mail_sink, notify_env
 from testing.images import PNG
@@ -268,6 +268,7 @@ async def test_saved_and_recent_replies_are_a_click_or_a_key_away_and_never_send
     async with live_server_proc.mcp("legacy") as client:
         calls = [asyncio.create_task(client.call_tool("ask_question", {"question": q})) for q in (first, second)]
         await page.goto(f"{live_server_proc.url}/")
+        await synced(page)
         card = page.locator("article.question", has_text=first)
         await expect(card).to_be_visible(timeout=10_000)
         chips = card.locator(".quick-replies button.reply-chip")
@@ -351,6 +352,9 @@ async def test_a_pasted_screenshot_goes_with_the_answer_and_shows_in_the_history
     await page.goto(f"{live_server_proc.url}/history/?q=header+look+like+at+{width}")
     thumbnails = page.locator("table.history .answer-images img")
     await expect(thumbnails).to_have_count(2)
+    # Waited for, not looked at once: on a loaded machine the image is still on its way when the rows show.
+    loaded = "() => [...document.querySelectorAll('table.history .answer-images img')].every((i) => i.complete)"
+    await page.wait_for_function(loaded, timeout=15_000)
     assert await thumbnails.first.evaluate("(img) => img.complete && img.naturalWidth") == 1, "the image loads"
     await assert_fits(page, "history-images", width)
     await page.close()

@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from testing.live import LiveServer, receive_until
 from testing.team import two_workers
+from tokens.cache import MAX_AGE
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +50,9 @@ async def test_a_dashboard_on_one_worker_sees_questions_and_events_from_the_othe
             call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
             await receive_until(dashboard, text)
             await client.call_tool("submit_lifecycle_event", {"event_type": "verification-started", "phase_name": "QA"})
-            bar = await receive_until(dashboard, 'id="status-bar"')
-            assert "Verification started" in bar
+            # The bar redrawn for the ask may come first (on a loaded machine, after the event's call returns).
+            bar = await receive_until(dashboard, "Verification started")
+            assert 'id="status-bar"' in bar
             assert "QA" in bar
             question = await worker_a.wait_for_question(text)
             await worker_a.answer_via_api(question["id"], "seen")
@@ -126,7 +128,7 @@ async def test_a_cancel_on_the_other_worker_reaches_only_its_own_connections_cal
     assert stored["agentLeftReason"].endswith("caller cancelled")
 
 
-async def test_a_token_revoked_anywhere_is_refused_by_every_worker_within_a_second(
+async def test_a_token_revoked_anywhere_is_refused_by_every_worker_long_before_its_cache_would_forget(
     workers: tuple[LiveServer, LiveServer],
 ) -> None:
     worker_a, worker_b = workers
@@ -142,7 +144,11 @@ async def test_a_token_revoked_anywhere_is_refused_by_every_worker_within_a_seco
         )
         revoked_at = asyncio.get_running_loop().time()
         for worker in (worker_a, worker_b):
+            # Heard through Redis, not re-read when the cached row grows old (tokens.cache.MAX_AGE, 60 s). How
+            # fast (well under a second on a quiet machine) is a benchmark's figure: in the parallel suite a
+            # worker's answer alone can take a second.
             while (status := (await http.get(f"{worker.url}/api/questions")).status_code) == 200:
-                assert asyncio.get_running_loop().time() - revoked_at < 1.0, f"{worker.url} still takes the token"
+                took = asyncio.get_running_loop().time() - revoked_at
+                assert took < 10 < MAX_AGE, f"{worker.url} still takes the token"
                 await asyncio.sleep(0.02)
             assert status == 401
