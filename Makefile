@@ -66,11 +66,11 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/mypy .
 	$(VENV)/bin/lint-imports
 
-# The whole suite in parallel (pytest-xdist): TEST_WORKERS processes, team tests kept on one of them
-# (--dist loadgroup), coverage combined across the workers and the servers they start.
+# The whole suite in parallel (pytest-xdist): TEST_WORKERS processes, each test file on one of them (its
+# module's servers start once), coverage combined across the workers and the servers they start.
 TEST_WORKERS ?= 3
 test: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-newest-python
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The fast tests, as a person runs them while working: the dev tools, then every test that needs no
 # server, browser, PostgreSQL or Redis, without coverage (its floor is for the whole suite). About a minute.

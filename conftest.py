@@ -35,17 +35,13 @@ ROOT = Path(__file__).resolve().parent
 TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", "team"), "clients": ("e2e",)}
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects, and before xdist groups by the markers
+@pytest.hookimpl(tryfirst=True)  # before -m selects by them
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         parts = item.path.relative_to(ROOT).parts
         if len(parts) > 2 and parts[0] == "tests":
             for marker in TIER_MARKERS.get(parts[1], ()):
                 item.add_marker(marker)
-        if item.get_closest_marker("team"):
-            # Team tests share the machine's Redis, whose channel groups are named by row ids that every test's
-            # new database repeats: on one xdist worker (`--dist loadgroup`), they never hear each other.
-            item.add_marker(pytest.mark.xdist_group("team"))
 
 
 @pytest.fixture(autouse=True)

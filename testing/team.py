@@ -21,7 +21,23 @@ import pytest
 from testing.live import LiveServer, free_port
 
 POSTGRES_URL = os.environ.get("HOOKBRIDGE_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
-REDIS_URL = os.environ.get("HOOKBRIDGE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _redis_url() -> str:
+    """The machine's Redis; under pytest-xdist, a database of each worker's own (1, 2, …).
+
+    Channel groups are named by row ids, which every test's new database repeats: two team tests on one
+    database at once would hear each other's pushes and revocations.
+    """
+    configured = os.environ.get("HOOKBRIDGE_TEST_REDIS_URL")
+    if configured:
+        return configured
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) + 1 if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return f"redis://127.0.0.1:6379/{index % 16}"
+
+
+REDIS_URL = _redis_url()
 
 
 def reachable(url: str, default_port: int) -> bool:

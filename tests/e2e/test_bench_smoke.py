@@ -100,7 +100,7 @@ def test_an_event_is_current_once_the_dashboard_shows_it_or_a_later_one() -> Non
     assert current_up_to({0: 0.0, 1: 0.1}, {0: 0.2}) == [0.2]  # 1 was never current
 
 
-@pytest.mark.team  # its team system runs on the machine's PostgreSQL and Redis, beside the other team tests
+@pytest.mark.team  # its team system runs on the machine's PostgreSQL and Redis
 def test_the_comparison_interleaves_every_system_and_reports_ratios_to_the_floor(tmp_path: Path) -> None:
     done = run("-m", "bench.compare", "--quick", "--think", "50", "--name", "compare-smoke", "--out", str(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
