@@ -9,7 +9,7 @@ from playwright.async_api import Page, expect
 
 from testing.live import PASSWORD, ROOT, LiveServer
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
 async def log_in(page: Page, server: LiveServer) -> None:
