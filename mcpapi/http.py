@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -205,9 +206,25 @@ async def _refuse_asks_over_allowance(token: AgentToken, messages: list[Any], se
     names = toolsets.asking_tool_names(sets)
     if not names or not any(jsonrpc.called_tool(message) in names for message in messages):
         return
-    if (refused := asking.ask_refusal(token.pk, token.name)) is not None:
+    if asking.asks_queued_full(token.pk):
+        # Past the worker's write rate: refused here, not queued behind the token's own asks.
         await refuse_slowly(token.pk)
-        raise rpc_refused(429, -32000, refused.message, retry_after=refused.retry_after)
+        limit = settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN
+        message = (
+            f"too many questions at once: token '{token.name}' has {limit} waiting to be written on this server "
+            f"(HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN={limit}); try again in a second"
+        )
+        raise rpc_refused(429, -32000, message, retry_after="1")
+    wait = asking.asks_spent(token.pk)
+    if not wait:
+        return
+    await refuse_slowly(token.pk)
+    per_minute = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
+    message = (
+        f"too many questions: token '{token.name}' may ask {per_minute} a minute, re-asks included "
+        f"(HOOKBRIDGE_QUESTIONS_PER_MINUTE={per_minute}); try again in {wait:.1f} s"
+    )
+    raise rpc_refused(429, -32000, message, retry_after=str(max(1, math.ceil(wait))))
 
 
 def _connection(scope: Scope, token: AgentToken) -> tuple[Scope, bool]:

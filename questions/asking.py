@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import re
 import uuid
 from collections.abc import Awaitable, Callable
@@ -51,7 +50,6 @@ from core.limits import holding
 from questions import runtime as waiting
 from questions.models import Question, RateLimited, Status
 from questions.wakeups import question_group, take_answer
-from tokens.auth import OverRate
 
 logger = logging.getLogger(__name__)
 
@@ -552,27 +550,17 @@ def ask_allowance(token_id: int) -> None:
         )
 
 
-def ask_refusal(token_id: int, token_name: str) -> OverRate | None:
-    """Why the token may not put a question now (past HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN, or its asks a minute), taking
-    nothing; None when it may. For the HTTP edge's 429, before the call is parsed: the tool itself still
-    draws on the allowance (ask_allowance, queued_slot)."""
-    limit = settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN
-    if waiting.queued_asks_per_token[token_id] >= limit:
-        # Past the worker's write rate: refused, not queued behind the token's own asks.
-        return OverRate(
-            f"too many questions at once: token '{token_name}' has {limit} waiting to be written on this server "
-            f"(HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN={limit}); try again in a second",
-            "1",
-        )
+def asks_spent(token_id: int) -> float:
+    """Seconds until the token may ask again (0.0: now), taking nothing: for the HTTP edge's 429."""
     per_minute = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
-    wait = limits.spent(waiting.asks_per_token, token_id, per_minute=per_minute) if per_minute else 0.0
-    if not wait:
-        return None
-    return OverRate(
-        f"too many questions: token '{token_name}' may ask {per_minute} a minute, re-asks included "
-        f"(HOOKBRIDGE_QUESTIONS_PER_MINUTE={per_minute}); try again in {wait:.1f} s",
-        str(max(1, math.ceil(wait))),
-    )
+    if not per_minute:
+        return 0.0
+    return limits.spent(waiting.asks_per_token, token_id, per_minute=per_minute)
+
+
+def asks_queued_full(token_id: int) -> bool:
+    """Whether the token has HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN asks waiting to be written here already."""
+    return waiting.queued_asks_per_token[token_id] >= settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN
 
 
 def queued_slot(token_id: int | None) -> AbstractContextManager[None]:

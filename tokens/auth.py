@@ -84,12 +84,16 @@ HELD_REFUSALS_PER_TOKEN = 64
 async def refuse_slowly(token_id: int) -> None:
     """Hold a refusal of `token_id` for REFUSAL_HOLD_SECONDS before it is sent; past
     HELD_REFUSALS_PER_TOKEN held at once, it is sent at once."""
-    held, cap = state.held_refusals, HELD_REFUSALS_PER_TOKEN
+    held = state.held_refusals
+    if held.get(token_id, 0) >= HELD_REFUSALS_PER_TOKEN:
+        return
+    held[token_id] = held.get(token_id, 0) + 1
     try:
-        with limits.holding(held, token_id, limit=cap, what="refusals held", setting="HELD_REFUSALS_PER_TOKEN"):
-            await asyncio.sleep(REFUSAL_HOLD_SECONDS)
-    except limits.OverLimit:
-        return  # only raised on entering: past the cap, the refusal goes at once
+        await asyncio.sleep(REFUSAL_HOLD_SECONDS)
+    finally:
+        held[token_id] -= 1
+        if not held[token_id]:
+            del held[token_id]
 
 
 def token_required(

@@ -5,7 +5,6 @@ tokens.cache writes and reads the cache; tokens.auth the allowances and held ref
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 # digest -> (the token's row, when it was read: monotonic seconds). Trusted only while this
@@ -18,4 +17,4 @@ token_changes_heard = 0
 # token id -> its request allowance here (core.limits.Bucket): HOOKBRIDGE_REQUESTS_PER_MINUTE.
 request_buckets: dict[int, Any] = {}
 # token id -> how many of its refusals are being held before they are sent (tokens.auth.refuse_slowly).
-held_refusals: Counter[int] = Counter()
+held_refusals: dict[int, int] = {}
