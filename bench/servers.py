@@ -34,6 +34,7 @@ BENCH_ENV = {
     "HOOKBRIDGE_PROGRESS_INTERVAL": "30",
     "HOOKBRIDGE_WAIT_SLICE": "2",
     "LOG_LEVEL": "WARNING",
+    "DJANGO_SETTINGS_MODULE": "hookbridge_site.settings",  # what people run, not the tests' quick hasher
 }
 
 

@@ -19,7 +19,8 @@ async def log_in(page: Page, server: LiveServer) -> None:
     await page.get_by_label("Password").fill(PASSWORD)
     await page.get_by_role("button", name="Log in").click()
     await expect(page.get_by_role("heading", name="Waiting for an answer")).to_be_visible()
-    await expect(page.locator("#connection")).to_have_text("live")
+    # The socket's handshake: waited for as long as the state after it (5 s were missed once on a busy machine).
+    await expect(page.locator("#connection")).to_have_text("live", timeout=30_000)
     # The state the socket sends on connect replaces the list the page was served with: wait for it, so
     # nothing a test holds is swapped away under it (a thousand cards took seconds to arrive in CI).
     await expect(page.locator("body[data-synced]")).to_have_count(1, timeout=30_000)

@@ -109,6 +109,8 @@ class LiveServer:
     prepare: bool = True
     # The checkout the server runs from: this one, or another (bench/compare.py --baseline: the code before a change).
     root: Path = ROOT
+    # testing.settings (a fast password hasher) for the tests; the benchmarks measure the site's own settings.
+    settings: str = "testing.settings"
 
     @property
     def url(self) -> str:
@@ -135,6 +137,7 @@ class LiveServer:
                 # stdio opens a browser by default: never in tests, unless one asks for it.
                 "HOOKBRIDGE_OPEN_BROWSER": "0",
                 "PYTHONUNBUFFERED": "1",
+                "DJANGO_SETTINGS_MODULE": self.settings,
             }
         )
         env.update(self.env_overrides)

@@ -357,11 +357,32 @@ function toggleShortcuts() {
   if (dialog.open) dialog.close(); else dialog.showModal();
 }
 
+// The boxes Enter moves between on a card: a one-line box, a tick box or a rating never sends (issue 39).
+const ONE_LINE = "input:not([type=submit]):not([type=button]):not([type=hidden]):not([type=file])";
+
+function moveOn(field) {
+  // The next box to write in, in the order of the form; none after this one: Enter does nothing.
+  const boxes = [...field.form.querySelectorAll(`${ONE_LINE}:not([type=checkbox]):not([type=radio]), textarea`)]
+    .filter((box) => !box.disabled && !box.readOnly && box.offsetParent !== null);
+  const next = boxes[boxes.indexOf(field) + 1];
+  if (next) next.focus();
+}
+
 document.addEventListener("keydown", (event) => {
   const typing = event.target.closest && event.target.closest("textarea, input:not([type=checkbox]):not([type=radio]), select");
   if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
     const card = currentCard();
     if (card) { event.preventDefault(); send(card); }
+    return;
+  }
+  // The browser sends a form when Enter is pressed in any of its one-line boxes or tick boxes (implicit
+  // submission): a half-written answer went that way, the other sub-questions blank. On a card, Enter
+  // moves on to the next box instead; only Send, Ctrl/Cmd+Enter, or Enter on a chosen decision sends.
+  const field = event.target;
+  if (event.key === "Enter" && field instanceof HTMLInputElement && field.form && field.closest("article.question")
+    && field.matches(ONE_LINE) && !field.matches("label.pick input[type=radio]")) {
+    event.preventDefault();
+    if (!field.matches("[type=checkbox], [type=radio]")) moveOn(field);
     return;
   }
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;

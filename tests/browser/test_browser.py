@@ -214,6 +214,7 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
         await expect(card).to_contain_text("blocked, asks for help")
         await expect(card).to_contain_text("Upgrade Django")
         await page.screenshot(path=str(ARTIFACTS / "dashboard-help-narrow.png"), full_page=True)
+        await card.get_by_text("Dismiss…", exact=True).click()  # two steps (issue 39)
         await card.get_by_role("button", name="Dismiss — let the agent proceed on its own").click()
         help_result = (await asyncio.wait_for(help_call, 15)).structured_content
         assert help_result is not None

@@ -74,7 +74,7 @@ def environment(tmp: Path) -> dict[str, str]:
     keep = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("HOOKBRIDGE_", "DATABASE_URL", "COV_CORE_", "COVERAGE_"))
+        if not key.startswith(("HOOKBRIDGE_", "DATABASE_URL", "COV_CORE_", "COVERAGE_", "DJANGO_"))
     }
     return {**keep, "XDG_DATA_HOME": str(tmp / "data"), "HOME": str(tmp / "home"), "HOOKBRIDGE_OPEN_BROWSER": "0"}
 

@@ -1,0 +1,145 @@
+"""Only a deliberate act answers (issue 39), in Debian's chromium: Enter in a one-line box moves on and never
+sends, Dismiss takes two clicks and says what the agent will be told, and key hints show only where there is a
+keyboard. Screenshots go to test-artifacts/ for a person to look at."""
+
+from __future__ import annotations
+
+import asyncio
+
+from playwright.async_api import Browser, expect
+
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, log_in, serious_violations
+from testing.claude_hooks import hook, permission_request
+from testing.live import LiveServer
+
+# Long enough for a sent form to reach the server and the blocked call to return (it takes milliseconds).
+SETTLE = 1.0
+
+
+async def test_enter_in_a_one_line_box_sends_nothing_and_moves_to_the_next_box(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    await log_in(page, live_server_proc)
+    choices = {
+        "questions": [
+            {"text": "Enter: which editor?", "options": ["vim", "emacs"]},
+            {"text": "Enter: which terminal?", "options": ["kitty", "alacritty"]},
+        ]
+    }
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("ask-multiple-choice", choices))
+        card = page.locator("article.question", has_text="Enter: which editor?")
+        await expect(card).to_be_visible(timeout=10_000)
+        others = card.get_by_label("Other")
+        await others.nth(0).fill("helix")
+        await others.nth(0).press("Enter")
+        await card.get_by_role("checkbox", name="kitty").check()
+        await card.get_by_role("checkbox", name="kitty").press("Enter")
+        await card.get_by_label("Comment on kitty").fill("fast")
+        await card.get_by_label("Comment on kitty").press("Enter")
+        await asyncio.sleep(SETTLE)
+        assert not call.done(), "Enter in a one-line box or on a tick box must not send the answer"
+        # Enter moved on: from the first "Other" to the next box of the form, never to a button.
+        await others.nth(1).fill("wezterm")
+        await expect(others.nth(1)).to_be_focused()
+        await card.get_by_role("button", name="Submit — I'm done answering").click()
+        result = (await asyncio.wait_for(call, 15)).structured_content
+    assert result is not None
+    first, second = result["answers"]
+    assert first == {"question": "Enter: which editor?", "selections": [], "other": "helix"}
+    assert second["other"] == "wezterm"
+    assert second["selections"] == [{"option": "kitty", "comment": "fast"}]
+
+
+async def test_enter_in_the_next_box_goes_there(live_server_proc: LiveServer, browser: Browser) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    ratings = {
+        "title": "Enter: why is CI slow?",
+        "description": "Two guesses.",
+        "hypotheses": ["Enter: the cache is cold", "Enter: the runner is small"],
+    }
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("challenge-hypothesis", ratings))
+        card = page.locator("article.question", has_text="Enter: why is CI slow?")
+        await expect(card).to_be_visible(timeout=10_000)
+        first = card.get_by_label("Comment on: Enter: the cache is cold")
+        await first.fill("likely")
+        await first.press("Enter")
+        await expect(card.get_by_label("Comment on: Enter: the runner is small")).to_be_focused()
+        await card.get_by_label("Comment on: Enter: the runner is small").press("Enter")  # the last box: stays
+        await asyncio.sleep(SETTLE)
+        assert not call.done(), "Enter in a comment must not send the ratings"
+        assert await card.evaluate(LAYOUT_PROBLEMS) == []
+        await card.screenshot(path=str(ARTIFACTS / "deliberate-hypothesis-390.png"))
+        call.cancel()
+
+
+async def test_enter_in_the_reason_to_deny_sends_no_decision(live_server_proc: LiveServer, browser: Browser) -> None:
+    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    await log_in(page, live_server_proc)
+    marker = "echo enter-in-why-not"
+    request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
+    card = page.locator("article.question.kind-approval", has_text=marker)
+    await expect(card).to_be_visible(timeout=10_000)
+    reason = card.get_by_label("Why not, if you deny (the agent reads it)")
+    await reason.fill("use the staging database")
+    await reason.press("Enter")
+    await asyncio.sleep(SETTLE)
+    assert not request.done(), "Enter in the reason must not send a Deny"
+    await expect(card.get_by_role("radio", name="Deny")).to_be_checked()  # typing a reason chose Deny
+    await card.get_by_role("button", name="Send decision").click()
+    response = await asyncio.wait_for(request, 10)
+    decision = response.json()["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "deny", "message": "use the staging database"}
+
+
+async def test_dismiss_takes_two_clicks_and_says_what_the_agent_will_be_told(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    help_request = {"task": "Two-step dismiss", "reason": "A flaky test", "question": "Dismiss: skip the test?"}
+    async with live_server_proc.mcp("legacy", path="/mcp/clifford") as client:
+        call = asyncio.create_task(client.call_tool("request_help", help_request))
+        card = page.locator("article.question", has_text="Dismiss: skip the test?")
+        await expect(card).to_be_visible(timeout=10_000)
+        send = card.get_by_role("button", name="Dismiss — let the agent proceed on its own")
+        await expect(send).to_be_hidden()
+        await card.get_by_text("Dismiss…", exact=True).click()
+        await expect(card).to_contain_text("will be told that nobody will answer, and to proceed on its own judgement")
+        await expect(send).to_be_visible()
+        await asyncio.sleep(SETTLE)
+        assert not call.done(), "the first click only says what the agent will be told"
+        assert await card.evaluate(LAYOUT_PROBLEMS) == []
+        assert await serious_violations(page) == []
+        await card.screenshot(path=str(ARTIFACTS / "deliberate-dismiss-390.png"))
+        await send.click()
+        result = (await asyncio.wait_for(call, 15)).structured_content
+    assert result is not None
+    assert result["status"] == "dismissed"
+
+
+async def test_key_hints_show_only_where_there_is_a_keyboard(live_server_proc: LiveServer, browser: Browser) -> None:
+    options = [{"value": "a", "label": "Alpha"}, {"value": "b", "label": "Beta"}]
+    async with live_server_proc.mcp("legacy", path="/mcp/maxsim") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": "Hints: which?", "options": options}))
+        desk = await browser.new_page(viewport={"width": 1440, "height": 900})
+        phone = await browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+        for page in (desk, phone):
+            await log_in(page, live_server_proc)
+            await expect(page.locator("article.question", has_text="Hints: which?")).to_be_visible(timeout=10_000)
+        desk_card = desk.locator("article.question", has_text="Hints: which?")
+        await expect(desk_card.locator(".send-bar .key-hint")).to_have_text(
+            "1\u20139 choose · Enter on a choice sends · Ctrl+Enter sends"  # an en dash
+        )
+        await expect(desk_card.locator("kbd.key-hint").first).to_be_visible()
+        phone_card = phone.locator("article.question", has_text="Hints: which?")
+        await expect(phone_card.locator(".key-hint")).to_have_count(3)  # there, but not shown
+        for hint in await phone_card.locator(".key-hint").all():
+            await expect(hint).to_be_hidden()
+        await expect(phone.get_by_role("button", name="Keyboard shortcuts")).to_be_hidden()
+        await phone_card.screenshot(path=str(ARTIFACTS / "deliberate-touch-390.png"))
+        call.cancel()
