@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test lint install install-dev system-deps ts-deps claude-code-deps bench bench-peers soak test-newest-python test-fast
+.PHONY: serve test test-ready lint install install-dev system-deps ts-deps claude-code-deps bench bench-peers soak test-newest-python test-fast
 
 # Quiet, but never silent: a person watching `make serve` on a fresh machine is told what takes the time
 # (-qq: pip's errors still show; setuptools' notes on an editable build do not bury the banner).
@@ -68,9 +68,14 @@ lint: $(VENV)/.installed-dev
 
 # The whole suite in parallel (pytest-xdist): TEST_WORKERS processes, each test file on one of them (its
 # module's servers start once), coverage combined across the workers and the servers they start.
+# What comes before it runs two at a time (the newest Python's install and unit run beside the lint and the
+# npm installs), each one's output kept together.
 TEST_WORKERS ?= 3
-test: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-newest-python
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ready
 	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
+
+test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-newest-python
 
 # The fast tests, as a person runs them while working: the dev tools, then every test that needs no
 # server, browser, PostgreSQL or Redis, without coverage (its floor is for the whole suite). About a minute.
@@ -81,7 +86,7 @@ test-fast: $(VENV)/.installed-dev
 # server or browser, in a virtualenv of its own. From PATH or pyenv; CI fails without it,
 # a person's `make test` says it was skipped.
 NEWEST_PYTHON ?= $(shell for p in $$(ls -d $$(pyenv root 2>/dev/null || echo $$HOME/.pyenv)/versions/3.13*/bin/python3 2>/dev/null) python3.13; do $$p -c "" 2>/dev/null && echo $$p && break; done)
-test-newest-python:
+test-newest-python: $(VENV)/.installed-dev
 	@if [ -z "$(NEWEST_PYTHON)" ]; then \
 	  echo "Python 3.13 not found (PATH or pyenv): its tests are skipped"; [ "$${CI:-}" != "true" ]; \
 	else \

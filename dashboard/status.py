@@ -49,7 +49,16 @@ def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
     ]
     hosts_now = [(session, by_session.get(session.pk)) for session in hosts]
     waiting_agents = sum(1 for _, waits_on in [*agents_now, *hosts_now] if waits_on)
-    return {"agents_now": agents_now, "hosts_now": hosts_now, "waiting_agents": waiting_agents}
+    # An agent is its token: one agent with three open sessions is one agent (issue 39: "7 agents at work"
+    # were four agents' seven sessions). The rows stay one per session.
+    agents = {event.asker_name for event, _ in agents_now} | {session.owner_name for session, _ in hosts_now}
+    return {
+        "agents_now": agents_now,
+        "hosts_now": hosts_now,
+        "waiting_agents": waiting_agents,
+        "agent_count": len(agents),
+        "row_count": len(agents_now) + len(hosts_now),
+    }
 
 
 def push(*, only_with_rows: bool = False) -> list[broadcast.Push]:

@@ -5,6 +5,7 @@
     hookbridge token NAME [--scope answer] [--project P | --all-projects]
     hookbridge register | unregister [--project DIR] [--hooks]
     hookbridge questions list | show | answer | dismiss
+    hookbridge user create NAME [--email E] [--admin]
     hookbridge project create | member | list
     hookbridge hooks list
     hookbridge purge --older-than 90d
@@ -26,6 +27,7 @@ COMMANDS = {
     "unregister": "unregister_claude",
     "questions": "questions",
     "hooks": "hooks",
+    "user": "user",
     "project": "project",
     "purge": "purge",
     "migrate": "migrate",

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
+
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    """Browsers and feed readers ask for /favicon.ico whatever a page links: the site's icon, not a 404 logged
+    as a warning into the friendly start output of `serve` (issue 39)."""
+    return HttpResponsePermanentRedirect(static("icon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

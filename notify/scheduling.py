@@ -53,8 +53,26 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
     return chosen
 
 
-def due(question: Question, step: policy.Step) -> datetime:
-    return question.created_at + timedelta(seconds=step.delay_seconds)
+# Where the last step lands in the window of a question someone gives up on, when the policy's own delays
+# would run past it: late enough to leave the first steps their turn, early enough for a person to act.
+LAST_STEP_WITHIN = 0.8
+
+
+def due(question: Question, step: policy.Step, last_delay: int = 0) -> datetime:
+    """When the step is sent: its delay after the ask, scaled into the question's window when it has one.
+
+    Every step is kept and its order too, but none is promised after the asker gives up (issue 39: approvals
+    give up at 590 s, and the default e-mail at 10 min was promised on every card and never sent). When
+    the policy's last step would come at or after the deadline, all delays shrink by one factor, so the
+    last comes at LAST_STEP_WITHIN of the window.
+    """
+    delay = float(step.delay_seconds)
+    deadline = question.deadline
+    if deadline is not None and last_delay > 0:
+        window = (deadline - question.created_at).total_seconds()
+        if last_delay >= window:
+            delay *= max(window, 0) * LAST_STEP_WITHIN / last_delay
+    return question.created_at + timedelta(seconds=delay)
 
 
 def recipients(own: NotifyPolicy | None) -> str:
@@ -63,9 +81,11 @@ def recipients(own: NotifyPolicy | None) -> str:
 
 
 def schedule(question: Question) -> list[Delivery]:
+    chosen = steps_for(question)
+    last = max((step.delay_seconds for step, _ in chosen), default=0)
     rows = [
-        Delivery(question=question, channel=step.channel, target=target, due_at=due(question, step))
-        for step, target in steps_for(question)
+        Delivery(question=question, channel=step.channel, target=target, due_at=due(question, step, last))
+        for step, target in chosen
     ]
     # One row per question and channel (a constraint): a second worker hearing the same ask adds nothing.
     return Delivery.objects.bulk_create(rows, ignore_conflicts=True)

@@ -67,6 +67,12 @@ def plain_text(text: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(words)).strip()
 
 
+def plain_lines(text: str) -> str:
+    """Each line's markdown as plain words, the lines kept: an answer of several lines (a rating per hypothesis)
+    reads as it was given, without its `**` and backticks (issue 39)."""
+    return "\n".join(plain_text(line) for line in (text or "").splitlines() if line.strip())
+
+
 def first_line_plain(text: str, limit: int) -> str:
     """The first line of the text, as plain words, cut at `limit` characters."""
     lines = [line for line in (text or "").strip().splitlines() if line.strip()]

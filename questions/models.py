@@ -95,7 +95,8 @@ class QuestionQuerySet(InProjectQuerySet["Question"]):
         return mine.filter(reattachable()).order_by("-created_at")
 
     def resolved(self) -> QuestionQuerySet:
-        return self.exclude(status=Status.PENDING).order_by("-resolved_at", "-created_at")
+        # As the history says and its first column shows: the most recently asked first (issue 39).
+        return self.exclude(status=Status.PENDING).order_by("-created_at", "-id")
 
 
 class Question(InProject):
@@ -209,6 +210,11 @@ class Question(InProject):
     def resolution_text(self) -> str:
         """What became of the question, for a person (the dashboard, the API's 409): questions.wording."""
         return wording.status_sentence(self, to_agent=False)
+
+    @property
+    def outcome_badge(self) -> tuple[str, str]:
+        """The history's badge: (CSS key, words), by what the question came to (questions.wording)."""
+        return wording.outcome_badge(self)
 
     @property
     def outcome_words(self) -> str:

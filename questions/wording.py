@@ -14,6 +14,7 @@ class Question(Protocol):
     """What the words read of a question (questions.models.Question): the model is not imported, it imports this."""
 
     pk: Any
+    kind: str
     status: str
     cancel_reason: str
     dismissed_by: str
@@ -24,6 +25,30 @@ class Question(Protocol):
 def answerer(question: Question) -> str:
     answer = getattr(question, "answer", None)
     return answer.answered_by if answer else "someone"
+
+
+# The history's badge of each outcome (issue 39: a denied approval wore a green "Answered"): its CSS key, its words.
+BADGES = {
+    CancelReason.DISMISSED: ("dismissed", "Dismissed"),
+    CancelReason.HOST_DECIDED: ("host_decided", "Decided at the terminal"),
+    CancelReason.AGENT_GONE: ("agent_gone", "Withdrawn"),
+    CancelReason.CLIENT_CANCELLED: ("client_cancelled", "Aborted at the agent"),
+    CancelReason.CLIENT_DISCONNECTED: ("client_disconnected", "Agent disconnected"),
+}
+
+
+def outcome_badge(question: Question) -> tuple[str, str]:
+    """What the question came to, as a badge: ("denied", "Denied"), ("answered", "Answered"), ("timed_out", …)."""
+    if question.status == Status.ANSWERED:
+        answer = getattr(question, "answer", None)
+        decided = answer.data.get("behavior") if answer is not None and isinstance(answer.data, dict) else None
+        if question.kind == "approval" and decided in ("allow", "deny"):
+            return ("allowed", "Allowed") if decided == "allow" else ("denied", "Denied")
+        return ("answered", "Answered")
+    if question.status == Status.TIMED_OUT:
+        return ("timed_out", "Timed out")
+    reason = question.cancel_reason
+    return BADGES.get(CancelReason(reason), ("cancelled", "Cancelled")) if reason else ("cancelled", "Cancelled")
 
 
 def outcome_words(question: Question) -> str:

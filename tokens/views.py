@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -43,15 +44,28 @@ def create_for_me(request: HttpRequest) -> HttpResponse:
 @login_required
 def connected(request: HttpRequest) -> HttpResponse:
     """The person's agents: tokens they made here and clients they signed in, each with a Disconnect button."""
-    agents = AgentToken.objects.active().filter(user=request.user).select_related("oauth_client", "project")  # type: ignore[misc]  # login_required: a User
-    return render(request, "tokens/connected.html", {"agents": agents, "mcp_url": mcp_url(request)})
+    live = AgentToken.objects.active().select_related("oauth_client", "project")
+    agents = live.filter(user=request.user)  # type: ignore[misc]  # login_required: a User
+    # Tokens made on the command line (create_token) act as nobody: an admin sees and disconnects them here,
+    # or the page said "None yet" while they asked (issue 39). Others are told where they are.
+    unowned = live.filter(user__isnull=True)
+    context = {
+        "agents": agents,
+        "unowned": unowned if request.user.is_superuser else None,
+        "unowned_count": unowned.count(),
+        "mcp_url": mcp_url(request),
+    }
+    return render(request, "tokens/connected.html", context)
 
 
 @require_POST
 @login_required
 def disconnect(request: HttpRequest, pk: int) -> HttpResponse:
-    # Another person's token is a 404, as if it did not exist.
-    agent = get_object_or_404(AgentToken.objects.active(), pk=pk, user__pk=request.user.pk)
+    # Another person's token is a 404, as if it did not exist; an admin may also disconnect the command line's.
+    owner = models.Q(user__pk=request.user.pk)
+    if request.user.is_superuser:
+        owner |= models.Q(user__isnull=True)
+    agent = get_object_or_404(AgentToken.objects.active().filter(owner), pk=pk)
     agent.disconnect()
     messages.success(request, f"{agent.name} is disconnected: its next call is refused.")
     return redirect("tokens:connected")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -60,14 +61,32 @@ def test_an_agent_waiting_on_a_person_says_so_before_what_it_last_reported(logge
     left.agent_stopped_waiting("the connection to the agent closed")  # nobody waits on it now
 
     bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
-    assert '2 agents<span class="at-work"> at work</span> · <span class="waiting-count">1 waiting on you</span>' in bar
+    waiting = '<span class="waiting-count">1 waiting for an answer</span>'
+    assert f'2 agents<span class="at-work"> at work</span> · {waiting}' in bar
     row_a = bar.split("<li", 3)[1] if "agent-a" in bar.split("<li", 3)[1] else bar.split("<li", 3)[2]
     assert 'class="waits"' in row_a
-    assert f'<a class="badge waiting" href="/questions/{first.pk}/">waiting on you</a>' in row_a, "its oldest"
-    assert row_a.index("waiting on you") < row_a.index("Verification started")
-    assert bar.count("waiting on you</a>") == 1, "agent-b's question has nobody waiting on it"
+    assert f'<a class="badge waiting" href="/questions/{first.pk}/">waiting for an answer</a>' in row_a, "its oldest"
+    assert row_a.index("waiting for an answer") < row_a.index("Verification started")
+    assert bar.count("waiting for an answer</a>") == 1, "agent-b's question has nobody waiting on it"
 
     first.record_answer("yes", by_token=a)
     Question.objects.filter(text="And the docs?").get().record_answer("later", by_token=a)
     bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
-    assert "waiting on you" not in bar
+    assert "waiting for an answer" not in bar
+
+
+def test_it_counts_agents_not_their_sessions(logged_in: Client) -> None:
+    a, _ = AgentToken.issue("agent-a")
+    b, _ = AgentToken.issue("agent-b")
+    for token, sessions in ((a, 3), (b, 1)):  # Claude Code sessions, reporting through their hooks
+        for number in range(sessions):
+            AgentSession.open_as(uuid.uuid4(), token=token, name=f"{token.name} session {number}", host="claude-code")
+    bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
+    assert bar.count("<li") == 4, "a row per session"
+    assert '2 agents<span class="at-work"> at work</span><span class="muted"> in 4 sessions</span>' in bar
+
+
+def test_an_empty_bar_says_what_will_show_there(logged_in: Client) -> None:
+    bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
+    assert "No agent is at work: agents show here as they report what they do." in bar
+    assert "lifecycle events" not in bar

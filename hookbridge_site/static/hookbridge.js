@@ -1,8 +1,22 @@
-// Shows whether the dashboard's live connection is up; htmx's ws extension reconnects by itself.
-document.addEventListener("htmx:wsOpen", () => setConnection("live", "live"));
+// Shows whether the dashboard's live connection is up; htmx's ws extension reconnects by itself. A lost
+// connection is said where the person is looking, above the questions, not only in the small badge (issue 39).
+document.addEventListener("htmx:wsOpen", () => {
+  setConnection("live", "live");
+  const lost = document.getElementById("connection-lost");
+  if (lost) lost.remove();
+});
 document.addEventListener("htmx:wsClose", () => {
   setConnection("reconnecting", "reconnecting…");
   delete document.body.dataset.synced;
+  const list = document.getElementById("question-list");
+  if (list && !document.getElementById("connection-lost")) {
+    const lost = document.createElement("p");
+    lost.id = "connection-lost";
+    lost.className = "connection-lost";
+    lost.setAttribute("role", "alert");
+    lost.textContent = "Connection to the server lost: reconnecting… Questions shown may have been answered elsewhere, and an answer sent now may not arrive.";
+    list.before(lost);
+  }
 });
 // The server's first message after a (re)connect is the whole current state: from then on the page is it.
 document.addEventListener("htmx:wsAfterMessage", () => { document.body.dataset.synced = "true"; });
@@ -630,4 +644,53 @@ document.addEventListener("change", (event) => {
   const chosen = [...event.target.files];
   event.target.files = new DataTransfer().files;
   addImages(field, chosen);
+});
+
+// A send that never reached the server (issue 39: the card said nothing, only the small badge did): said on
+// the card at once, everything typed kept, with Retry, which presses the same button again.
+const lastPressed = new WeakMap();
+document.addEventListener("click", (event) => {
+  const button = event.target.closest && event.target.closest("article.question button[type=submit], article.question button[hx-post]");
+  if (button) lastPressed.set(button.closest("article.question"), button);
+});
+
+function sendFailed(card, words) {
+  let said = card.querySelector(".send-failed");
+  if (!said) {
+    said = document.createElement("p");
+    said.className = "error send-failed";
+    said.setAttribute("role", "alert");
+    const text = document.createElement("span");
+    const retry = document.createElement("button");
+    retry.type = "button";
+    retry.className = "retry-send";
+    retry.textContent = "Retry";
+    said.append(text, retry);
+    (card.querySelector(".send-bar, .actions") || card.querySelector("form") || card).after(said);
+  }
+  said.querySelector("span").textContent = words;
+  said.hidden = false;
+}
+
+document.addEventListener("htmx:sendError", (event) => {
+  const card = event.detail.elt.closest && event.detail.elt.closest("article.question");
+  if (card) sendFailed(card, "Not sent: the server could not be reached. What you wrote is kept here.");
+});
+document.addEventListener("htmx:responseError", (event) => {
+  const card = event.detail.elt.closest && event.detail.elt.closest("article.question");
+  // A refusal with a reason (409, 422) is no error here (base.html's htmx-config): it comes back as the card, its
+  // message by the field. Anything else the server answered is said here.
+  if (card) sendFailed(card, `Not sent: the server answered ${event.detail.xhr.status}. What you wrote is kept here.`);
+});
+document.addEventListener("htmx:afterRequest", (event) => {
+  const card = event.detail.elt.closest && event.detail.elt.closest("article.question");
+  const said = card && event.detail.successful && card.querySelector(".send-failed");
+  if (said) said.remove();
+});
+document.addEventListener("click", (event) => {
+  const retry = event.target.closest && event.target.closest(".retry-send");
+  if (!retry) return;
+  const card = retry.closest("article.question");
+  const again = lastPressed.get(card);
+  if (again && again.isConnected) again.click(); else send(card);
 });

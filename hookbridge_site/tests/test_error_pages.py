@@ -24,3 +24,11 @@ def test_the_login_page_says_where_the_first_password_comes_from(client: Client)
     page = client.get("/accounts/login/").content.decode()
     assert "printed by <code>make serve</code> or <code>hookbridge serve</code>" in page
     assert "manage.py changepassword NAME" in page
+
+
+def test_the_browsers_icon_request_finds_the_sites_icon(client: Client, db: None) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"] == "/static/icon.svg"
+    page = client.get("/accounts/login/").content.decode()
+    assert '<link rel="icon" href="/static/icon.svg" type="image/svg+xml">' in page

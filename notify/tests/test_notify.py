@@ -22,11 +22,12 @@ from django.utils import timezone
 
 from core import runtime
 from lifecycle.models import AgentSession
-from notify import dispatcher, health, policy
+from notify import dispatcher, health, policy, steps
 from notify import slack as slack_api
 from notify.models import Delivery, DeliveryAttempt, NotifyPolicy, Purpose, Status
 from notify.views import too_deep
 from projects.models import Project
+from questions.kinds import Kind
 from questions.models import Question
 from testing.fakes import FakeSlack, MailSink, fake_slack, mail_sink, slack_signature
 from testing.project_world import World
@@ -534,3 +535,36 @@ def test_a_slow_slack_holds_up_no_email(slack: FakeSlack, sink: MailSink, settin
     finally:
         sending.join(timeout=30)
     assert len(slack.calls_of("chat.postMessage")) == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_approvals_steps_all_come_before_its_host_gives_up(slack: FakeSlack, sink: MailSink, settings: Any) -> None:
+    settings.HOOKBRIDGE_NOTIFY = "slack@0s,email@10m"
+    settings.HOOKBRIDGE_APPROVAL_TIMEOUT = 590
+    payload = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}
+    approval = ask("make deploy", options=[], kind=Kind.APPROVAL, payload=payload)
+    plain = ask("Which colour, whenever?")
+    assert approval.deadline == approval.created_at + timedelta(seconds=590)
+    after = {
+        (row.question_id, row.channel): (row.due_at - row.question.created_at).total_seconds()
+        for row in Delivery.objects.select_related("question")
+    }
+    # The e-mail comes at 80 % of the approval's window, not after it; a question nobody gives up on keeps 10 min.
+    assert after[(approval.pk, "slack")] == 0
+    assert after[(approval.pk, "email")] == pytest.approx(472, abs=0.01)
+    assert after[(plain.pk, "email")] == 600
+    assert steps.line(approval.pk).endswith(
+        "e-mail at {} (in 8 min)".format(
+            timezone.localtime(approval.created_at + timedelta(seconds=472)).strftime("%H:%M")
+        )
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_still_to_come_reads_when_it_will_be_sent(logged_in: Client, sink: MailSink) -> None:
+    question = ask()
+    due_at = Delivery.objects.get(question=question, channel="email").due_at
+    html = logged_in.get(f"/questions/{question.pk}/").content.decode()
+    when = timezone.localtime(due_at).strftime("%H:%M:%S")
+    assert f'to be sent at <time datetime="{due_at.isoformat()}">{when}</time>' in html
+    assert "due, due" not in html

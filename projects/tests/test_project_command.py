@@ -64,7 +64,7 @@ def test_it_gives_a_role_changes_it_and_takes_it_away(bob: User) -> None:
     ("args", "message"),
     [
         (["nope", "bob", "--role", "viewer"], "no project named 'nope' \\(projects: default, web\\)"),
-        (["web", "nobody", "--role", "viewer"], "no user named 'nobody'"),
+        (["web", "nobody", "--role", "viewer"], "no person named 'nobody'; make them with: hookbridge user create"),
         (["web", "bob"], "say either --role viewer\\|answerer\\|admin or --remove"),
         (["web", "bob", "--role", "viewer", "--remove"], "say either"),
         (["web", "bob", "--remove"], "'bob' is not a member of 'web'"),

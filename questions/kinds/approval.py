@@ -49,7 +49,11 @@ def suggestions_of(question: Asked) -> list[Any]:
 
 
 def input_diff(tool_name: str, tool_input: Any) -> str | None:
-    """An Edit or Write as a unified diff against the text the input names; None for other tools."""
+    """An Edit or MultiEdit as a unified diff of the text it replaces; None for other tools.
+
+    Not a Write: it replaces the whole file, whose content now the server never sees, so a diff from an
+    empty file made overwriting a workflow look like creating it (issue 39). `written` shows it instead.
+    """
     if not isinstance(tool_input, dict):
         return None
     path = str(tool_input.get("file_path") or tool_input.get("path") or "the file").lstrip("/")
@@ -61,8 +65,6 @@ def input_diff(tool_name: str, tool_input: Any) -> str | None:
             for edit in tool_input["edits"]
             if isinstance(edit, dict)
         ]
-    elif tool_name == "Write" and isinstance(tool_input.get("content"), str):
-        edits = [("", tool_input["content"])]
     else:
         return None
     lines: list[str] = []
@@ -71,6 +73,15 @@ def input_diff(tool_name: str, tool_input: Any) -> str | None:
             old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}", lineterm=""
         )
     return "\n".join(line.rstrip("\n") for line in lines)
+
+
+def written(tool_name: str, tool_input: Any) -> dict[str, Any] | None:
+    """A Write as what it does: the path, how many lines, the whole content; None for other tools."""
+    if tool_name != "Write" or not isinstance(tool_input, dict) or not isinstance(tool_input.get("content"), str):
+        return None
+    content = tool_input["content"]
+    path = str(tool_input.get("file_path") or "the file")
+    return {"path": path, "lines": len(content.splitlines()), "content": content}
 
 
 def _line_class(line: str) -> str:
@@ -109,7 +120,7 @@ class ApprovalForm(AnswerForm):
 
     @property
     def shown(self) -> dict[str, Any]:
-        """What the card shows of the input: a command, a diff (as (class, line) pairs), or formatted JSON."""
+        """What the card shows of the input: a command, a diff (as (class, line) pairs), a write, or formatted JSON."""
         tool, tool_input = str(self.question.payload.get("tool_name", "")), self.question.payload.get("tool_input")
         inputs = tool_input if isinstance(tool_input, dict) else {}
         shown: dict[str, Any] = {
@@ -117,6 +128,7 @@ class ApprovalForm(AnswerForm):
         }
         shown["command"] = inputs["command"] if tool == "Bash" and isinstance(inputs.get("command"), str) else None
         diff = input_diff(tool, tool_input)
+        shown["write"] = written(tool, tool_input)
         shown["path"] = inputs.get("file_path", "")
         shown["diff"] = None if diff is None else [(_line_class(line), line) for line in diff.splitlines()]
         shown["json"] = json.dumps(tool_input, indent=2, ensure_ascii=False)

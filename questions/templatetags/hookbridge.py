@@ -9,7 +9,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from questions import links
-from questions.markdown import plain_text, render_markdown
+from questions.markdown import plain_lines, plain_text, render_markdown
 
 register = template.Library()
 
@@ -23,6 +23,12 @@ def markdown_filter(text: str) -> SafeString:
 def plain_filter(text: str) -> str:
     """{{ question.text|plain|truncatechars:300 }}: markdown as plain words, for lists (autoescaped as any text)."""
     return plain_text(text)
+
+
+@register.filter(name="plain_lines")
+def plain_lines_filter(text: str) -> str:
+    """{{ answer.display|plain_lines|linebreaksbr }}: markdown as plain words, line by line (autoescaped)."""
+    return plain_lines(text)
 
 
 @register.filter(name="highlight")

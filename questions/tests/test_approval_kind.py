@@ -108,7 +108,7 @@ def test_an_edit_shows_as_a_diff_and_a_command_as_code() -> None:
     assert "-x = 1" in diff
     assert "+x = 2" in diff
     assert "a/app.py" in diff
-    assert input_diff("Write", {"file_path": "new.txt", "content": "hello\n"}) is not None
+    assert input_diff("Write", {"file_path": "new.txt", "content": "hello\n"}) is None, "a write is no diff"
     assert input_diff("Bash", {"command": "ls"}) is None
     shown = ApprovalForm(KIND, Asked("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"})).shown
     assert ("removed", "-a") in shown["diff"]
@@ -155,3 +155,11 @@ def test_send_with_no_decision_chosen_is_refused_and_decides_nothing() -> None:
 
 def test_the_chosen_decision_is_kept_when_the_card_comes_back() -> None:
     assert form(behavior="edit", updatedInput="{not json").pressed == "edit"
+
+
+def test_a_write_reads_as_the_whole_file_it_writes_not_a_diff_from_nothing() -> None:
+    workflow = {"file_path": "/repo/.github/workflows/ci.yml", "content": "name: CI\non: push\njobs: {}\n"}
+    shown = ApprovalForm(KIND, Asked("Write", workflow)).shown
+    assert shown["diff"] is None
+    assert shown["write"] == {"path": "/repo/.github/workflows/ci.yml", "lines": 3, "content": workflow["content"]}
+    assert ApprovalForm(KIND, Asked("Write", {"file_path": "x", "content": 3})).shown["write"] is None

@@ -8,7 +8,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from questions.models import Question
+from questions.kinds import Kind
+from questions.models import CancelReason, Question
 from tokens.models import AgentToken
 
 
@@ -53,3 +54,34 @@ def test_it_says_a_withdrawn_question_was_not_asked_again(logged_in: Client, age
     html = page(logged_in, question)
     assert "(the connection to the agent closed) and did not ask again" in html
     assert "Send answer" not in html
+
+
+def approval(agent: tuple[AgentToken, str]) -> Question:
+    payload = {"tool_name": "Bash", "tool_input": {"command": "make deploy"}}
+    return Question.ask(
+        asker=agent[0], asker_name="agent-a", text="make deploy", options=[], kind=Kind.APPROVAL, payload=payload
+    )[0]
+
+
+def test_an_expired_approval_says_its_host_asked_at_its_terminal(
+    logged_in: Client, agent: tuple[AgentToken, str]
+) -> None:
+    expired = approval(agent)
+    expired.time_out()
+    shown = page(logged_in, expired)
+    assert 'its host was told "no decision", and asked at its own terminal instead' in shown
+    assert "proceed on its own" not in shown
+
+
+def test_an_approval_decided_at_the_terminal_says_so(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    decided = approval(agent)
+    decided.cancel(CancelReason.HOST_DECIDED)
+    shown = page(logged_in, decided)
+    assert "it was decided at the terminal, or the host gave up" in shown
+    assert "comes back here" not in shown
+
+
+def test_an_answer_reads_as_markdown(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    question = ask(agent, "Which store?")
+    question.record_answer("Use **Redis**", by_token=agent[0])
+    assert "Use <strong>Redis</strong>" in page(logged_in, question)

@@ -4,6 +4,7 @@ import json
 
 from django.test import Client
 
+from questions.kinds import Kind
 from questions.models import CancelReason, Question
 from tokens.models import AgentToken
 
@@ -64,6 +65,50 @@ def test_it_lists_newest_first_and_links_each_row_to_its_question(
     assert f'href="/questions/{newer.pk}/"' in page
 
 
+def test_it_lists_the_most_recently_asked_first_whenever_each_was_settled(
+    logged_in: Client, agent: tuple[AgentToken, str]
+) -> None:
+    token = agent[0]
+    older = make(token, "Asked first?")
+    newer = make(token, "Asked second?")
+    newer.record_answer("settled first", by_token=token)
+    older.record_answer("settled last", by_token=token)
+    page = logged_in.get("/history/").content.decode()
+    assert "the most recently asked first" in page
+    assert page.index("Asked second?") < page.index("Asked first?")
+
+
+def approval(token: AgentToken, command: str) -> Question:
+    payload = {"tool_name": "Bash", "tool_input": {"command": command}}
+    return Question.ask(
+        asker=token, asker_name=token.name, text=command, options=[], kind=Kind.APPROVAL, payload=payload
+    )[0]
+
+
+def test_it_badges_each_outcome_by_what_it_was(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    approval(token, "rm -rf build").record_answer({"behavior": "deny", "message": "not now"}, by_token=token)
+    approval(token, "ls").record_answer({"behavior": "allow"}, by_token=token)
+    make(token, "Dismissed one?").dismiss(by="alice")
+    make(token, "Timed out one?").time_out()
+    make(token, "Answered one?").record_answer("yes", by_token=token)
+    rows = logged_in.get("/history/").content.decode().split("<tr")[2:]
+    badges = {row.split('class="text">', 1)[1].split("<", 1)[0]: row.split('class="outcome ', 1)[1] for row in rows}
+    assert badges["rm -rf build"].startswith('outcome-denied" title="Was answered by agent-a">Denied<')
+    assert badges["ls"].startswith('outcome-allowed" title="Was answered by agent-a">Allowed<')
+    assert badges["Dismissed one?"].startswith('outcome-dismissed" title="Was dismissed by alice">Dismissed<')
+    assert badges["Timed out one?"].startswith('outcome-timed_out" title="Timed out without an answer">Timed out<')
+    assert badges["Answered one?"].startswith('outcome-answered" title="Was answered by agent-a">Answered<')
+
+
+def test_it_lists_an_answers_markdown_as_plain_words(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    token = agent[0]
+    make(token, "Which store?").record_answer("Use **Redis**, see `settings.py`", by_token=token)
+    page = logged_in.get("/history/").content.decode()
+    assert "Use Redis, see settings.py" in page
+    assert "**Redis**" not in page
+
+
 def test_it_lists_markdown_as_plain_words_and_escapes_the_rest(
     logged_in: Client, agent: tuple[AgentToken, str]
 ) -> None:
@@ -77,7 +122,8 @@ def test_it_lists_markdown_as_plain_words_and_escapes_the_rest(
 
 def test_it_marks_what_was_searched_for_and_nothing_else(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
     token = agent[0]
-    make(token, "Which <b>Python</b> & which PYTHON?").record_answer("python 3.13 &amp;", by_token=token)
+    # The answer is markdown, as everywhere: `\&amp;` is the literal text "&amp;" (a bare one reads "&").
+    make(token, "Which <b>Python</b> & which PYTHON?").record_answer("python 3.13 \\&amp;", by_token=token)
     page = logged_in.get("/history/?q=python").content.decode()
     assert "Which &lt;b&gt;<mark>Python</mark>&lt;/b&gt; &amp; which <mark>PYTHON</mark>?" in page
     assert "<mark>python</mark> 3.13 &amp;amp;" in page

@@ -85,7 +85,7 @@ def serve_and_read(*extra: str) -> tuple[list[str], str]:
             line = process.stdout.readline()
             assert line, f"serve stopped before it listened: {lines}"
             lines.append(line.rstrip("\n"))
-        for path in ("/mcp", "/accounts/login/"):
+        for path in ("/mcp", "/accounts/login/", "/favicon.ico"):
             httpx2.get(f"http://127.0.0.1:{port}{path}")
     finally:
         process.terminate()
@@ -104,6 +104,9 @@ def test_the_banner_comes_last_and_requests_are_not_logged_unless_asked() -> Non
     assert all(not line.strip() for line in out[listening + 1 :]), f"nothing after the banner: {out[listening:]}"
     assert '"GET /accounts/login/"' not in said
     assert "HTTP/2" not in err
+    # The banner and nothing else (issue 39): no INFO line, and no 404 warning for the browser's icon.
+    assert " INFO " not in err, err
+    assert "Not Found" not in err, err
 
 
 def test_the_access_log_is_one_flag_away() -> None:

@@ -101,3 +101,39 @@ def test_a_token_made_on_the_dashboard_is_the_persons(logged_in: Client, user: U
     logged_in.post("/tokens/mine")
 
     assert AgentToken.objects.get().user == user
+
+
+def test_a_person_with_no_agents_is_told_of_the_command_lines_agents(logged_in: Client) -> None:
+    AgentToken.issue("ci-bot")
+    AgentToken.issue("nightly")
+    page = logged_in.get("/agents/").content.decode()
+    assert "None of yours yet." in page
+    assert "2 other agents on this server were made on the command line" in page
+    assert "ci-bot" not in page, "a person who is no admin sees no other agent's name"
+
+
+def test_an_admin_sees_and_disconnects_the_command_lines_agents(client: Client) -> None:
+    admin = User.objects.create_superuser("root", password="pw-root-1234")
+    client.force_login(admin)
+    token, _ = AgentToken.issue("ci-bot")
+    bob = User.objects.create_user("bob", password="pw-bob-1234")
+    bobs, _ = AgentToken.issue("bob's agent", user=bob)
+
+    page = client.get("/agents/").content.decode()
+    assert "Made on the command line" in page
+    assert "ci-bot" in page
+    assert "bob&#x27;s agent" not in page, "another person's agent is theirs to see"
+
+    assert client.post(f"/agents/{token.pk}/disconnect").status_code == 302
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    assert client.post(f"/agents/{bobs.pk}/disconnect").status_code == 404
+    bobs.refresh_from_db()
+    assert bobs.revoked_at is None
+
+
+def test_a_person_who_is_no_admin_cannot_disconnect_the_command_lines_agents(logged_in: Client) -> None:
+    token, _ = AgentToken.issue("ci-bot")
+    assert logged_in.post(f"/agents/{token.pk}/disconnect").status_code == 404
+    token.refresh_from_db()
+    assert token.revoked_at is None

@@ -7,6 +7,7 @@ import functools
 import io
 import json
 import logging
+import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,9 @@ FIRST_PORT, LAST_PORT = 8000, 8099
 
 def port_is_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        # As daphne (Twisted) binds: a port whose last connections linger in TIME_WAIT after a Ctrl-C is free
+        # to it, and a port someone listens on is still refused (issue 39: `serve` said "taken" after a restart).
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as exc:
@@ -113,6 +117,10 @@ class Command(commands.Command):
         banner.write(f"Hook Bridge is listening on {url}/\n")
         if not verbose:
             logging.getLogger("daphne").setLevel(logging.WARNING)
+            # The banner and nothing else at the default verbosity (issue 39): the apps' INFO lines are for -v 2,
+            # or for a LOG_LEVEL set on purpose; warnings and errors still show.
+            if "LOG_LEVEL" not in os.environ:
+                logging.getLogger().setLevel(logging.WARNING)
 
         registration = register_while_serving(f"{url}/mcp", options["register_name"]) if options["register"] else None
         # A stdio process on the same database opens questions at this address (core.presence).

@@ -67,7 +67,7 @@ class Command(commands.Command):
         project = project_named(name)
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
-            raise CommandError(f"no user named '{username}'")
+            raise CommandError(f"no person named '{username}'; make them with: hookbridge user create {username}")
         if remove:
             if not project.remove_member(user):
                 raise CommandError(f"'{username}' is not a member of '{project.name}'")
