@@ -35,6 +35,26 @@ ROOT = Path(__file__).resolve().parent
 TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", "team"), "clients": ("e2e",)}
 
 
+# The longest test files, started first, then the other system tests, then the unit tests: `--dist loadfile`
+# hands out files in collection order, and a long one begun last kept a worker busy for minutes after the
+# others had finished (the suite's slowest files by `--durations`, 2026-11-27; a file not named keeps its
+# place in its tier).
+SLOW_FIRST = [
+    "tests/e2e/test_bench_smoke.py",
+    "tests/e2e/test_fuzz.py",
+    "tests/e2e/test_stdio.py",
+    "hookbridge_site/tests/test_migrations.py",
+    "tests/e2e/test_notify.py",
+    "tests/e2e/test_register.py",
+    "tests/browser/test_pages.py",
+    "tests/clients/test_cancellation.py",
+    "tests/team/test_faults.py",
+    "tests/e2e/test_installed_command.py",
+    "tests/team/test_deploy.py",
+    "tests/team/test_notify.py",
+]
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m selects by them
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
@@ -42,6 +62,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if len(parts) > 2 and parts[0] == "tests":
             for marker in TIER_MARKERS.get(parts[1], ()):
                 item.add_marker(marker)
+
+
+class SlowFirst:
+    @pytest.hookimpl(trylast=True)  # after pytest-django's order (by database use), which the stable sort keeps
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        rank = {path: n for n, path in enumerate(SLOW_FIRST)}
+
+        def order(item: pytest.Item) -> tuple[int, bool]:
+            path = item.path.relative_to(ROOT).as_posix()
+            return rank.get(path, len(SLOW_FIRST)), not path.startswith("tests/")  # then servers, then units
+
+        items.sort(key=order)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(SlowFirst(), "hookbridge-slow-first")
 
 
 @pytest.fixture(autouse=True)

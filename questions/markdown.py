@@ -56,6 +56,9 @@ def render_markdown(text: str) -> SafeString:
         attributes=_ALLOWED_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
+        # A code block scrolls sideways rather than widen the page: focusable, so a keyboard scrolls it too
+        # (axe's scrollable-region-focusable).
+        set_tag_attribute_values={"pre": {"tabindex": "0"}},
     )
     return mark_safe(cleaned)
 

@@ -59,6 +59,11 @@ function countDown() {
     const deadline = Date.parse(line.dataset.deadline);
     const text = line.querySelector(".countdown-text");
     if (Number.isNaN(deadline) || !text) continue;
+    // An agent that stopped waiting gives up on nothing any more: its card says so instead (issue 39: "The agent
+    // stopped waiting…" stood beside "The agent gives up in 16 min").
+    const card = line.closest("article.question");
+    const state = card && card.querySelector(".agent-state");
+    line.hidden = Boolean(state && state.textContent.trim());
     const seconds = (deadline - Date.now()) / 1000;
     const who = line.closest(".kind-approval") ? "The host" : "The agent";
     text.textContent = seconds > 0 ? `${who} gives up ${left(seconds)}` : `${who} gave up waiting`;

@@ -36,6 +36,9 @@ class QuestionWithOptions(QuestionKind):
             if option not in question.option_values():
                 raise InvalidAnswer("option", f"'{option}' is not one of this question's options.")
             return Reply(option, {"answer": option}, option)
+        if question.option_values() and (value is None or (isinstance(value, str) and not value.strip())):
+            # Sent with nothing chosen and nothing written (issue 39): say what is missing, not "empty".
+            raise InvalidAnswer("answer", "Choose one of the options, or write your own answer.")
         answer = free_text(value)
         if answer in question.option_values():
             return Reply(answer, {"answer": answer}, answer)

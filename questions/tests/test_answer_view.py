@@ -48,7 +48,7 @@ def test_it_rejects_an_empty_answer_and_keeps_the_card(logged_in: Client, questi
     response = logged_in.post(url(question), {"answer": ""})
     assert response.status_code == 422
     assert f'id="question-{question.pk}"' in response.text
-    assert "The answer is empty." in response.text
+    assert "Choose one of the options, or write your own answer." in response.text
     assert Question.objects.get(pk=question.pk).status == Status.PENDING
 
 

@@ -75,3 +75,8 @@ def test_a_title_reads_as_words_not_markup() -> None:
     assert first_line_plain("\n# Deploy *now*?\nmore words", 80) == "Deploy now?"
     assert first_line_plain("word " * 40, 20) == "word word word word…"
     assert plain_text("<script>alert(1)</script> & x") == "<script>alert(1)</script> & x", "text, to be escaped"
+
+
+def test_a_code_block_can_be_scrolled_by_keyboard() -> None:
+    assert str(render_markdown("```\nmake deploy\n```")) == '<pre tabindex="0"><code>make deploy\n</code></pre>\n'
+    assert str(render_markdown("`inline`")) == "<p><code>inline</code></p>\n", "only a block scrolls"

@@ -34,6 +34,10 @@ async def test_a_question_arrives_live_and_a_click_answers_the_agent(
         ARTIFACTS.mkdir(exist_ok=True)
         await page.screenshot(path=str(ARTIFACTS / "dashboard-question.png"), full_page=True)
 
+        # Send with nothing chosen: said next to the answer box, nothing sent (issue 39).
+        await card.get_by_role("button", name="Send answer").click()
+        await expect(card.get_by_role("alert")).to_have_text("Choose one of the options, or write your own answer.")
+        assert not call.done()
         await card.get_by_role("radio", name="Blue/green").check()  # chosen, not sent (issue 29)
         await asyncio.sleep(0.5)
         assert not call.done(), "a click on an option must not send it"

@@ -5,13 +5,22 @@ keyboard. Screenshots go to test-artifacts/ for a person to look at."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from playwright.async_api import Browser, expect
 
 from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, serious_violations
 from testing.claude_hooks import hook, permission_request
-from testing.live import LiveServer
+from testing.live import LiveServer, serving
+
+
+@pytest.fixture(scope="module")
+def live_server_proc() -> Iterator[LiveServer]:
+    """A server of this module's own: its questions, some left waiting, never reach another module's pages."""
+    yield from serving()
+
 
 # Long enough for a sent form to reach the server and the blocked call to return (it takes milliseconds).
 SETTLE = 1.0
@@ -213,3 +222,19 @@ async def test_a_write_approval_reads_as_a_write_at_both_widths(live_server_proc
         await card.get_by_role("button", name="Send decision").click()
         assert (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]["behavior"] == "deny"
         await page.close()
+
+
+async def test_an_agent_that_stopped_waiting_has_no_countdown_beside_it(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await log_in(page, live_server_proc)
+    async with live_server_proc.mcp("2026-07-28", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("ask-one-question", {"question": "Countdown: still there?"}))
+        card = page.locator("article.question", has_text="Countdown: still there?")
+        await expect(card).to_be_visible(timeout=10_000)
+        await expect(card.locator(".countdown")).to_contain_text("The agent gives up in")
+        call.cancel()  # the agent stops waiting; leaving the client closes its connection
+    await expect(card.locator(".agent-state")).to_contain_text("The agent stopped waiting", timeout=10_000)
+    await expect(card.locator(".countdown")).to_be_hidden()
+    await card.screenshot(path=str(ARTIFACTS / "deliberate-agent-left-390.png"))

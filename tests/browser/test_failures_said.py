@@ -4,11 +4,19 @@ server, a lost live connection, and toasts that never cover the Send bar. Screen
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 
+import pytest
 from playwright.async_api import Browser, Route, expect
 
 from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, log_in
-from testing.live import LiveServer
+from testing.live import LiveServer, serving
+
+
+@pytest.fixture(scope="module")
+def live_server_proc() -> Iterator[LiveServer]:
+    """A server of this module's own: its questions, some left waiting, never reach another module's pages."""
+    yield from serving()
 
 
 async def test_a_send_that_cannot_reach_the_server_is_said_on_the_card_and_retry_sends_it(
