@@ -109,7 +109,7 @@ def embedded(root: Path = ROOT, **env: str) -> Iterator[Setup]:
 @contextmanager
 def team(redis_url: str = REDIS_URL, **env: str) -> Iterator[Setup]:
     require_team_services()
-    with fresh_postgres_database() as database_url:
+    with fresh_postgres_database(migrated=True) as database_url:
         shared = {**BENCH_ENV, "DATABASE_URL": database_url, "REDIS_URL": redis_url, **env}
         first = LiveServer(env_overrides=shared)
         first.setup()

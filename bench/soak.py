@@ -209,7 +209,7 @@ async def soak(seconds: float, agents: int, seed: int, faults: set[str]) -> dict
     redis = OwnRedis()
     redis.start()
     try:
-        with fresh_postgres_database() as database_url:
+        with fresh_postgres_database(migrated=True) as database_url:
             shared = {**BENCH_ENV, "DATABASE_URL": database_url, "REDIS_URL": redis.url, "HOOKBRIDGE_MAX_HOLD": "60"}
             first = LiveServer(env_overrides=shared)
             first.setup()

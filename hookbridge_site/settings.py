@@ -76,8 +76,9 @@ if not SECRET_KEY:
         )
     SECRET_KEY = local_secret.read(HOOKBRIDGE_SECRET_KEY_FILE) or local_secret.generate()
 
+# Not "daphne": its app only swaps in an ASGI runserver, and imports Twisted (0.4 s) into every process, the
+# stdio server's included; `serve` and `python -m daphne` run the server themselves (issue 39).
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

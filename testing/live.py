@@ -66,6 +66,14 @@ def _manage(env: dict[str, str], *args: str, root: Path = ROOT) -> str:
     return result.stdout
 
 
+def migrations_digest(root: Path) -> str:
+    """The checkout's migrations, as a short name: a template made from them is made again when one changes."""
+    digest = hashlib.sha256()
+    for path in sorted(root.glob("*/migrations/*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def migrated_template(root: Path, env: dict[str, str]) -> Path:
     """An SQLite database migrated once per checkout and set of migrations; each server starts from a copy.
 
@@ -73,10 +81,7 @@ def migrated_template(root: Path, env: dict[str, str]) -> Path:
     copy (sqlite3's backup, which reads a database in WAL mode whole) takes milliseconds, and the
     server's own `migrate` then finds nothing to do.
     """
-    digest = hashlib.sha256()
-    for path in sorted(root.glob("*/migrations/*.py")):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    template = Path(tempfile.gettempdir()) / f"hookbridge-migrated-{digest.hexdigest()[:16]}.sqlite3"
+    template = Path(tempfile.gettempdir()) / f"hookbridge-migrated-{migrations_digest(root)}.sqlite3"
     if not template.exists():
         building = template.with_name(f"{template.stem}.{os.getpid()}.building")
         _manage({**env, "DATABASE_URL": f"sqlite:///{building}"}, "migrate", "-v", "0", root=root)

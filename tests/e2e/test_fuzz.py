@@ -59,7 +59,7 @@ def fuzz_server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
         }
         if request.param == "postgresql":
             require_team_services()
-            env["DATABASE_URL"] = stack.enter_context(fresh_postgres_database())
+            env["DATABASE_URL"] = stack.enter_context(fresh_postgres_database(migrated=True))
         server = LiveServer(env_overrides=env)
         server.setup()
         try:

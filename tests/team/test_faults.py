@@ -33,7 +33,7 @@ def redis() -> Iterator[OwnRedis]:
 
 @pytest.fixture
 def worker(redis: OwnRedis) -> Iterator[LiveServer]:
-    with fresh_postgres_database() as database_url:
+    with fresh_postgres_database(migrated=True) as database_url:
         server = LiveServer(
             env_overrides={"DATABASE_URL": database_url, "REDIS_URL": redis.url, "HOOKBRIDGE_MAX_HOLD": "120"}
         )
@@ -115,7 +115,7 @@ async def test_an_unreachable_database_gets_a_clear_error_not_a_hang() -> None:
     proxy = CuttableProxy()
     proxy.start()
     try:
-        with fresh_postgres_database() as database_url:
+        with fresh_postgres_database(migrated=True) as database_url:
             through_proxy = database_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
             server = LiveServer(env_overrides={"DATABASE_URL": through_proxy})
             try:

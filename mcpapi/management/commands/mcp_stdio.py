@@ -157,6 +157,9 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 
 class Command(commands.Command):
     help = "Serve the MCP tools over stdio (for clients that only speak stdio)."
+    # A host waits for the first answer (issue 39: 4.75 s from start to server/discover): the system checks,
+    # which import every URL and view, are `serve`'s and `check`'s business, not every stdio start's.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--toolsets", default=settings.HOOKBRIDGE_DEFAULT_TOOLSETS, help="e.g. maxsim+askme")
