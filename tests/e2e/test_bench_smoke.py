@@ -146,3 +146,15 @@ def test_the_fairness_bench_times_one_tokens_answers_under_anothers_flood_beside
     assert rows["unlimited"]["flood_refused_per_s"] == 0
     assert "flood_p99_vs_floor" in rows["embedded"]
     assert "| embedded |" in (tmp_path / "fairness.md").read_text()
+
+
+def test_the_stdio_start_bench_times_the_first_answer_beside_the_sdks_own_server(tmp_path: Path) -> None:
+    done = run("-m", "bench.stdio_start", "--rounds", "1", "--name", "stdio-start", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads((tmp_path / "stdio-start.json").read_text())
+    rows = {row["system"]: row for row in result["rows"]}
+    assert set(rows) == {"floor", "hookbridge"}
+    assert rows["floor"]["x_floor_p50"] == 1.0
+    assert all(row["p50_ms"] > 0 for row in rows.values())
+    assert result["target"]["within_s"] == 1.5
+    assert "| hookbridge |" in (tmp_path / "stdio-start.md").read_text()
