@@ -142,6 +142,7 @@ def test_channels_redis_names_a_groups_key_and_host() -> None:
 
 
 def test_daphne_a_send_on_a_closed_socket_raises_autobahns_disconnected() -> None:
+    import daphne.server  # noqa: F401  (as in a daphne process: autobahn's framework is Twisted's)
     from autobahn.websocket.protocol import WebSocketProtocol
 
     from core.compat.daphne import SOCKET_CLOSED
