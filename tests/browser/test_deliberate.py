@@ -105,16 +105,18 @@ async def test_enter_in_the_reason_to_deny_sends_no_decision(live_server_proc: L
     assert decision == {"behavior": "deny", "message": "use the staging database"}
 
 
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
 async def test_dismiss_takes_two_clicks_and_says_what_the_agent_will_be_told(
-    live_server_proc: LiveServer, browser: Browser
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
 ) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, live_server_proc)
-    help_request = {"task": "Two-step dismiss", "reason": "A flaky test", "question": "Dismiss: skip the test?"}
+    needle = f"Dismiss: skip the test ({width})?"
+    help_request = {"task": "Two-step dismiss", "reason": "A flaky test", "question": needle}
     async with live_server_proc.mcp("legacy", path="/mcp/clifford") as client:
         call = asyncio.create_task(client.call_tool("request_help", help_request))
-        card = page.locator("article.question", has_text="Dismiss: skip the test?")
+        card = page.locator("article.question", has_text=needle)
         await expect(card).to_be_visible(timeout=10_000)
         send = card.get_by_role("button", name="Dismiss — let the agent proceed on its own")
         await expect(send).to_be_hidden()
@@ -125,7 +127,7 @@ async def test_dismiss_takes_two_clicks_and_says_what_the_agent_will_be_told(
         assert not call.done(), "the first click only says what the agent will be told"
         assert await card.evaluate(LAYOUT_PROBLEMS) == []
         assert await serious_violations(page) == []
-        await card.screenshot(path=str(ARTIFACTS / "deliberate-dismiss-390.png"))
+        await card.screenshot(path=str(ARTIFACTS / f"deliberate-dismiss-{width}.png"))
         await send.click()
         result = (await asyncio.wait_for(call, 15)).structured_content
     assert result is not None

@@ -101,7 +101,9 @@ async def look_as_each(server: LiveServer, browser: Browser, width: int, height:
     await expect(web_card).to_be_visible()
     await expect(viewer.locator("article.question", has_text="Projects: restart ops?")).to_have_count(0)
     await expect(viewer.locator("#pending-count")).to_have_text("1")
-    await expect(web_card.locator(".read-only")).to_have_text("You look on in web: its answerers answer.")
+    await expect(web_card.locator(".read-only")).to_have_text(
+        "You look on in web: a viewer there, you cannot answer it."
+    )
     await expect(web_card.get_by_role("button", name="Send")).to_have_count(0)
     await expect(web_card.get_by_role("button", name="I'm answering this")).to_be_hidden()
     await expect(web_card.locator("form")).to_have_count(0)
