@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,11 @@ DISCOVER = {
         }
     },
 }
+
+
+def untraced(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment without pytest-cov's: a start timed under coverage would time the tracer too."""
+    return {key: value for key, value in env.items() if not key.startswith("COV_CORE_")}
 
 
 def first_answer(command: list[str], env: dict[str, str]) -> float:
@@ -83,13 +89,11 @@ def main() -> None:
     server = LiveServer(settings="hookbridge_site.settings")
     server.setup()
     server.stop()
-    hookbridge_env = {**server.env, "HOOKBRIDGE_OPEN_BROWSER": "0"}
-    floor_env = {key: value for key, value in os.environ.items() if not key.startswith("COV_CORE_")}
     systems: dict[str, tuple[list[str], dict[str, str]]] = {
-        "floor": ([sys.executable, "-c", FLOOR], floor_env),
+        "floor": ([sys.executable, "-c", FLOOR], untraced(os.environ)),
         "hookbridge": (
             [sys.executable, "manage.py", "mcp_stdio", "--token", server.tokens["agent-a"]],
-            {k: v for k, v in hookbridge_env.items() if not k.startswith("COV_CORE_")},
+            untraced({**server.env, "HOOKBRIDGE_OPEN_BROWSER": "0"}),
         ),
     }
     times: dict[str, list[float]] = {name: [] for name in systems}

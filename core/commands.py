@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandParser
 
 # Django's options for its own development work: accepted as ever, left out of `--help`, where a
@@ -22,3 +23,10 @@ class Command(BaseCommand):
             if "--skip-checks" in action.option_strings:
                 action.help = argparse.SUPPRESS
         return parser
+
+
+def field_problems(exc: ValidationError, *, renamed: dict[str, str] | None = None) -> str:
+    """A model's validation errors as a command says them: "name: …; email: …" (`renamed`: a field by the
+    name its command-line argument has)."""
+    names = renamed or {}
+    return "; ".join(f"{names.get(field, field)}: {' '.join(errors)}" for field, errors in exc.message_dict.items())

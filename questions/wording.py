@@ -28,7 +28,7 @@ def answerer(question: Question) -> str:
 
 
 # The history's badge of each outcome (issue 39: a denied approval wore a green "Answered"): its CSS key, its words.
-BADGES = {
+BADGES: dict[str, tuple[str, str]] = {
     CancelReason.DISMISSED: ("dismissed", "Dismissed"),
     CancelReason.HOST_DECIDED: ("host_decided", "Decided at the terminal"),
     CancelReason.AGENT_GONE: ("agent_gone", "Withdrawn"),
@@ -47,8 +47,7 @@ def outcome_badge(question: Question) -> tuple[str, str]:
         return ("answered", "Answered")
     if question.status == Status.TIMED_OUT:
         return ("timed_out", "Timed out")
-    reason = question.cancel_reason
-    return BADGES.get(CancelReason(reason), ("cancelled", "Cancelled")) if reason else ("cancelled", "Cancelled")
+    return BADGES.get(question.cancel_reason, ("cancelled", "Cancelled"))
 
 
 def outcome_words(question: Question) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -74,6 +75,12 @@ def migrations_digest(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def checkpoint(database: Path) -> None:
+    """The database's write-ahead log folded into its file, so the file alone is the whole database to copy."""
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def migrated_template(root: Path, env: dict[str, str]) -> Path:
     """An SQLite database migrated once per checkout and set of migrations; each server starts from a copy.
 
@@ -85,8 +92,7 @@ def migrated_template(root: Path, env: dict[str, str]) -> Path:
     if not template.exists():
         building = template.with_name(f"{template.stem}.{os.getpid()}.building")
         _manage({**env, "DATABASE_URL": f"sqlite:///{building}"}, "migrate", "-v", "0", root=root)
-        with sqlite3.connect(building) as source:
-            source.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        checkpoint(building)
         os.replace(building, template)  # whole or not at all, for other processes building the same
     return template
 
@@ -110,8 +116,7 @@ def prepared_template(root: Path, env: dict[str, str], username: str) -> tuple[P
             *("shell", "-v", "0", "-c", PREPARE.replace("{username}", username)),
             root=root,
         )
-        with sqlite3.connect(database) as written:
-            written.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        checkpoint(database)
         (building / "tokens.json").write_text(made.strip().splitlines()[-1])
         try:
             os.rename(building, folder)  # whole or not at all; another worker's, made first, is kept

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import models
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -44,28 +47,32 @@ def create_for_me(request: HttpRequest) -> HttpResponse:
 @login_required
 def connected(request: HttpRequest) -> HttpResponse:
     """The person's agents: tokens they made here and clients they signed in, each with a Disconnect button."""
-    live = AgentToken.objects.active().select_related("oauth_client", "project")
-    agents = live.filter(user=request.user)  # type: ignore[misc]  # login_required: a User
+    shown = disconnectable(request.user).select_related("oauth_client", "project")
+    admin = request.user.is_superuser
     # Tokens made on the command line (create_token) act as nobody: an admin sees and disconnects them here,
-    # or the page said "None yet" while they asked (issue 39). Others are told where they are.
-    unowned = live.filter(user__isnull=True)
+    # or the page said "None yet" while they asked (issue 39). Others are told how many there are.
     context = {
-        "agents": agents,
-        "unowned": unowned if request.user.is_superuser else None,
-        "unowned_count": unowned.count(),
+        "agents": shown.filter(user=request.user),  # type: ignore[misc]  # login_required: a User
+        "unowned": shown.filter(user__isnull=True) if admin else None,
+        "unowned_count": 0 if admin else AgentToken.objects.active().filter(user__isnull=True).count(),
         "mcp_url": mcp_url(request),
     }
     return render(request, "tokens/connected.html", context)
 
 
+def disconnectable(user: Any) -> QuerySet[AgentToken]:
+    """The live agents a person may disconnect: their own, and for an admin the command line's too."""
+    owner = models.Q(user__pk=user.pk)
+    if user.is_superuser:
+        owner |= models.Q(user__isnull=True)
+    return AgentToken.objects.active().filter(owner)
+
+
 @require_POST
 @login_required
 def disconnect(request: HttpRequest, pk: int) -> HttpResponse:
-    # Another person's token is a 404, as if it did not exist; an admin may also disconnect the command line's.
-    owner = models.Q(user__pk=request.user.pk)
-    if request.user.is_superuser:
-        owner |= models.Q(user__isnull=True)
-    agent = get_object_or_404(AgentToken.objects.active().filter(owner), pk=pk)
+    # Another person's token is a 404, as if it did not exist.
+    agent = get_object_or_404(disconnectable(request.user), pk=pk)
     agent.disconnect()
     messages.success(request, f"{agent.name} is disconnected: its next call is refused.")
     return redirect("tokens:connected")

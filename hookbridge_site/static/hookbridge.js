@@ -674,7 +674,6 @@ function sendFailed(card, words) {
     (card.querySelector(".send-bar, .actions") || card.querySelector("form") || card).after(said);
   }
   said.querySelector("span").textContent = words;
-  said.hidden = false;
 }
 
 document.addEventListener("htmx:sendError", (event) => {

@@ -51,8 +51,7 @@ class Command(commands.Command):
         try:
             project.full_clean()
         except ValidationError as exc:
-            problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.message_dict.items())
-            raise CommandError(problems) from None
+            raise CommandError(commands.field_problems(exc)) from None
         if Project.objects.named(project.name).exists():
             raise CommandError(f"name: a project named '{project.name}' exists already")
         with transaction.atomic():

@@ -48,8 +48,7 @@ class Command(commands.Command):
         try:
             person.full_clean(exclude=["password"])
         except ValidationError as exc:
-            problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.message_dict.items())
-            raise CommandError(problems.replace("username:", "name:")) from None
+            raise CommandError(commands.field_problems(exc, renamed={"username": "name"})) from None
         password = read_password()
         if not password:
             raise CommandError("password: empty; nothing was made")
