@@ -26,20 +26,22 @@ def live_server_proc() -> Iterator[LiveServer]:
 SETTLE = 1.0
 
 
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
 async def test_enter_in_a_one_line_box_sends_nothing_and_moves_to_the_next_box(
-    live_server_proc: LiveServer, browser: Browser
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
 ) -> None:
-    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, live_server_proc)
+    editor = f"Enter: which editor ({width})?"
     choices = {
         "questions": [
-            {"text": "Enter: which editor?", "options": ["vim", "emacs"]},
+            {"text": editor, "options": ["vim", "emacs"]},
             {"text": "Enter: which terminal?", "options": ["kitty", "alacritty"]},
         ]
     }
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("ask-multiple-choice", choices))
-        card = page.locator("article.question", has_text="Enter: which editor?")
+        card = page.locator("article.question", has_text=editor)
         await expect(card).to_be_visible(timeout=10_000)
         others = card.get_by_label("Other")
         await others.nth(0).fill("helix")
@@ -57,22 +59,26 @@ async def test_enter_in_a_one_line_box_sends_nothing_and_moves_to_the_next_box(
         result = (await asyncio.wait_for(call, 15)).structured_content
     assert result is not None
     first, second = result["answers"]
-    assert first == {"question": "Enter: which editor?", "selections": [], "other": "helix"}
+    assert first == {"question": editor, "selections": [], "other": "helix"}
     assert second["other"] == "wezterm"
     assert second["selections"] == [{"option": "kitty", "comment": "fast"}]
 
 
-async def test_enter_in_the_next_box_goes_there(live_server_proc: LiveServer, browser: Browser) -> None:
-    page = await browser.new_page(viewport={"width": 390, "height": 844})
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_enter_in_the_next_box_goes_there(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, live_server_proc)
+    title = f"Enter: why is CI slow ({width})?"
     ratings = {
-        "title": "Enter: why is CI slow?",
+        "title": title,
         "description": "Two guesses.",
         "hypotheses": ["Enter: the cache is cold", "Enter: the runner is small"],
     }
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("challenge-hypothesis", ratings))
-        card = page.locator("article.question", has_text="Enter: why is CI slow?")
+        card = page.locator("article.question", has_text=title)
         await expect(card).to_be_visible(timeout=10_000)
         first = card.get_by_label("Comment on: Enter: the cache is cold")
         await first.fill("likely")
@@ -82,14 +88,17 @@ async def test_enter_in_the_next_box_goes_there(live_server_proc: LiveServer, br
         await asyncio.sleep(SETTLE)
         assert not call.done(), "Enter in a comment must not send the ratings"
         assert await card.evaluate(LAYOUT_PROBLEMS) == []
-        await card.screenshot(path=str(ARTIFACTS / "deliberate-hypothesis-390.png"))
+        await card.screenshot(path=str(ARTIFACTS / f"deliberate-hypothesis-{width}.png"))
         call.cancel()
 
 
-async def test_enter_in_the_reason_to_deny_sends_no_decision(live_server_proc: LiveServer, browser: Browser) -> None:
-    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_enter_in_the_reason_to_deny_sends_no_decision(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, live_server_proc)
-    marker = "echo enter-in-why-not"
+    marker = f"echo enter-in-why-not-{width}"
     request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
     card = page.locator("article.question.kind-approval", has_text=marker)
     await expect(card).to_be_visible(timeout=10_000)
@@ -99,6 +108,7 @@ async def test_enter_in_the_reason_to_deny_sends_no_decision(live_server_proc: L
     await asyncio.sleep(SETTLE)
     assert not request.done(), "Enter in the reason must not send a Deny"
     await expect(card.get_by_role("radio", name="Deny")).to_be_checked()  # typing a reason chose Deny
+    assert await card.evaluate(LAYOUT_PROBLEMS) == []
     await card.get_by_role("button", name="Send decision").click()
     response = await asyncio.wait_for(request, 10)
     decision = response.json()["hookSpecificOutput"]["decision"]
@@ -160,27 +170,29 @@ async def test_key_hints_show_only_where_there_is_a_keyboard(live_server_proc: L
 LONG_CODE = "```\n" + "docker run --rm -v $PWD:/src " + "--env SOME_LONG_VARIABLE=value " * 12 + "image:latest\n```"
 
 
-async def test_no_question_makes_a_phone_page_wider_than_its_screen(
-    live_server_proc: LiveServer, browser: Browser
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_no_question_makes_a_page_wider_than_its_screen(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
 ) -> None:
     """Code in a question, a sub-question's legend or a hypothesis scrolls inside its block (issue 39: a
     fieldset's min-content width made a 390 px page 3,289 px wide)."""
+    run, flags, slow = (f"Wide: run this ({width})?", f"Wide: which flags ({width})?", f"Wide: is it slow ({width})?")
     asks: list[tuple[str, str, dict[str, Any], str]] = [
-        ("/mcp/maxsim", "ask_question", {"question": f"Wide: run this?\n\n{LONG_CODE}"}, "Wide: run this?"),
+        ("/mcp/maxsim", "ask_question", {"question": f"{run}\n\n{LONG_CODE}"}, run),
         (
             "/mcp/askme",
             "ask-multiple-choice",
-            {"questions": [{"text": f"Wide: which flags?\n\n{LONG_CODE}", "options": ["--rm", "-it"]}]},
-            "Wide: which flags?",
+            {"questions": [{"text": f"{flags}\n\n{LONG_CODE}", "options": ["--rm", "-it"]}]},
+            flags,
         ),
         (
             "/mcp/askme",
             "challenge-hypothesis",
-            {"title": "Wide: is it slow?", "description": LONG_CODE, "hypotheses": ["Wide: the image is big"]},
-            "Wide: is it slow?",
+            {"title": slow, "description": LONG_CODE, "hypotheses": ["Wide: the image is big"]},
+            slow,
         ),
     ]
-    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, live_server_proc)
     calls = []
     async with (
@@ -195,9 +207,9 @@ async def test_no_question_makes_a_phone_page_wider_than_its_screen(
             assert await card.evaluate(LAYOUT_PROBLEMS) == [], tool
             code = card.locator("pre").first
             assert await code.evaluate("(pre) => pre.scrollWidth > pre.clientWidth"), f"{tool}: the code scrolls"
-            await card.screenshot(path=str(ARTIFACTS / f"deliberate-wide-{tool}-390.png"))
+            await card.screenshot(path=str(ARTIFACTS / f"deliberate-wide-{tool}-{width}.png"))
         widths = await page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
-        assert widths[0] <= widths[1] == 390, widths
+        assert widths[0] <= widths[1] == width, widths
         for call in calls:
             call.cancel()
 
@@ -226,17 +238,61 @@ async def test_a_write_approval_reads_as_a_write_at_both_widths(live_server_proc
         await page.close()
 
 
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
 async def test_an_agent_that_stopped_waiting_has_no_countdown_beside_it(
-    live_server_proc: LiveServer, browser: Browser
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
 ) -> None:
-    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, live_server_proc)
+    needle = f"Countdown: still there ({width})?"
     async with live_server_proc.mcp("2026-07-28", path="/mcp/askme") as client:
-        call = asyncio.create_task(client.call_tool("ask-one-question", {"question": "Countdown: still there?"}))
-        card = page.locator("article.question", has_text="Countdown: still there?")
+        call = asyncio.create_task(client.call_tool("ask-one-question", {"question": needle}))
+        card = page.locator("article.question", has_text=needle)
         await expect(card).to_be_visible(timeout=10_000)
         await expect(card.locator(".countdown")).to_contain_text("The agent gives up in")
         call.cancel()  # the agent stops waiting; leaving the client closes its connection
     await expect(card.locator(".agent-state")).to_contain_text("The agent stopped waiting", timeout=10_000)
     await expect(card.locator(".countdown")).to_be_hidden()
-    await card.screenshot(path=str(ARTIFACTS / "deliberate-agent-left-390.png"))
+    assert await card.evaluate(LAYOUT_PROBLEMS) == []
+    await card.screenshot(path=str(ARTIFACTS / f"deliberate-agent-left-{width}.png"))
+
+
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_a_tile_chosen_from_the_keyboard_is_never_left_under_the_send_bar(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    """A choice the person makes is in sight: a tile chosen with its number key while it sits behind the sticky
+    Send bar is scrolled above it (issue 39)."""
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, live_server_proc)
+    title = f"Tiles: what next ({width})?"
+    arguments = {
+        "title": title,
+        # A description taller than the screen: the tiles start below it and the Send bar sticks to the bottom.
+        "description": "\n\n".join(f"Step {n} of the release went as planned." for n in range(40)),
+        "options": [{"id": f"t{n}", "title": f"Tile {n}", "description": "What it means."} for n in range(1, 9)],
+    }
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("choose-next", arguments))
+        card = page.locator("article.question", has_text=title)
+        await expect(card).to_be_visible(timeout=10_000)
+        await card.evaluate("(card) => { card.setAttribute('tabindex', '-1'); card.focus(); }")
+        tile = card.locator(".tile", has_text="Tile 8")
+        # Scroll until the last tile's top is just inside the screen's bottom edge, behind the Send bar.
+        await tile.evaluate("(tile) => window.scrollBy(0, tile.getBoundingClientRect().top - (innerHeight - 30))")
+        bar = await card.locator(".send-bar").bounding_box()
+        before = await tile.bounding_box()
+        assert bar is not None
+        assert before is not None
+        assert before["y"] >= bar["y"], "the test starts with the tile behind the Send bar"
+        await page.keyboard.press("8")
+        await expect(tile.get_by_role("radio")).to_be_checked()
+        await expect(tile.get_by_role("radio")).to_be_focused()
+        bar = await card.locator(".send-bar").bounding_box()
+        radio = await tile.get_by_role("radio").bounding_box()
+        assert bar is not None
+        assert radio is not None
+        assert bar["y"] + bar["height"] <= height + 0.5, "the Send bar is stuck to the bottom of the screen"
+        assert radio["y"] + radio["height"] <= bar["y"], f"the chosen tile is above the Send bar: {radio} {bar}"
+        await page.screenshot(path=str(ARTIFACTS / f"deliberate-tile-keyboard-{width}.png"))
+        call.cancel()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.async_api import Browser, Route, expect
 
-from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, log_in
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in
 from testing.live import LiveServer, serving
 
 
@@ -19,11 +19,13 @@ def live_server_proc() -> Iterator[LiveServer]:
     yield from serving()
 
 
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
 async def test_a_send_that_cannot_reach_the_server_is_said_on_the_card_and_retry_sends_it(
-    live_server_proc: LiveServer, browser: Browser
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
 ) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    needle = f"Outage: which region ({width})?"
     await log_in(page, live_server_proc)
 
     async def unreachable(route: Route) -> None:
@@ -31,8 +33,8 @@ async def test_a_send_that_cannot_reach_the_server_is_said_on_the_card_and_retry
 
     await page.route("**/questions/*/answer", unreachable)
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
-        call = asyncio.create_task(client.call_tool("ask-one-question", {"question": "Outage: which region?"}))
-        card = page.locator("article.question", has_text="Outage: which region?")
+        call = asyncio.create_task(client.call_tool("ask-one-question", {"question": needle}))
+        card = page.locator("article.question", has_text=needle)
         await expect(card).to_be_visible(timeout=10_000)
         await card.get_by_role("textbox").first.fill("eu-west-1, as before")
         await card.get_by_role("button", name="Send answer").click()
@@ -43,7 +45,7 @@ async def test_a_send_that_cannot_reach_the_server_is_said_on_the_card_and_retry
         await expect(card.get_by_role("textbox").first).to_have_value("eu-west-1, as before")
         assert not call.done()
         assert await card.evaluate(LAYOUT_PROBLEMS) == []
-        await card.screenshot(path=str(ARTIFACTS / "failure-send-390.png"))
+        await card.screenshot(path=str(ARTIFACTS / f"failure-send-{width}.png"))
 
         await page.unroute("**/questions/*/answer", unreachable)
         await failed.get_by_role("button", name="Retry").click()
@@ -55,36 +57,42 @@ async def test_a_lost_connection_is_said_above_the_questions_until_it_is_back(br
     server = LiveServer()
     server.setup()
     try:
-        page = await browser.new_page(viewport={"width": 1440, "height": 900})
-        await log_in(page, server)
-        lost = page.locator("#connection-lost")
-        await expect(lost).to_have_count(0)
+        pages = [await browser.new_page(viewport={"width": width, "height": height}) for width, height in VIEWPORTS]
+        for page in pages:
+            await log_in(page, server)
+            await expect(page.locator("#connection-lost")).to_have_count(0)
         server.stop()
-        await expect(lost).to_be_visible(timeout=10_000)
-        await expect(lost).to_contain_text("Connection to the server lost: reconnecting…")
-        box = await lost.bounding_box()
-        assert box is not None
-        assert box["y"] < 900, "in view, above the questions"
-        await page.screenshot(path=str(ARTIFACTS / "failure-connection-1440.png"))
+        for page, (width, height) in zip(pages, VIEWPORTS, strict=True):
+            lost = page.locator("#connection-lost")
+            await expect(lost).to_be_visible(timeout=10_000)
+            await expect(lost).to_contain_text("Connection to the server lost: reconnecting…")
+            box = await lost.bounding_box()
+            assert box is not None
+            assert box["y"] + box["height"] <= height, "in view, above the questions"
+            assert await page.locator("body").evaluate(LAYOUT_PROBLEMS) == []
+            await page.screenshot(path=str(ARTIFACTS / f"failure-connection-{width}.png"))
         server.start()  # the same port: htmx's ws extension reconnects by itself
-        await expect(lost).to_have_count(0, timeout=30_000)
-        await expect(page.locator("#connection")).to_have_text("live")
+        for page in pages:
+            await expect(page.locator("#connection-lost")).to_have_count(0, timeout=30_000)
+            await expect(page.locator("#connection")).to_have_text("live")
     finally:
         server.close()
 
 
-async def test_a_toast_sits_above_the_send_bar_not_over_it(live_server_proc: LiveServer, browser: Browser) -> None:
-    page = await browser.new_page(viewport={"width": 390, "height": 844})
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_a_toast_sits_above_the_send_bar_not_over_it(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    needle = f"Toast: which one ({width})?"
     await log_in(page, live_server_proc)
     async with live_server_proc.mcp("legacy", path="/mcp/maxsim") as client:
         # A form taller than the screen: its Send bar sticks to the bottom while the options scroll under it.
         options = [
             {"value": f"v{n}", "label": f"Option {n}", "description": "What it means, in a line."} for n in range(20)
         ]
-        call = asyncio.create_task(
-            client.call_tool("ask_question", {"question": "Toast: which one?", "options": options})
-        )
-        card = page.locator("article.question", has_text="Toast: which one?")
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": needle, "options": options}))
+        card = page.locator("article.question", has_text=needle)
         await expect(card).to_be_visible(timeout=10_000)
         await card.locator("label.pick").nth(12).scroll_into_view_if_needed()
         await page.evaluate(
@@ -96,7 +104,7 @@ async def test_a_toast_sits_above_the_send_bar_not_over_it(live_server_proc: Liv
         toast = await page.locator(".toast").last.bounding_box()
         assert bar is not None
         assert toast is not None
-        assert bar["y"] + bar["height"] <= 844 + 0.5, "the Send bar is stuck to the bottom of the screen"
+        assert bar["y"] + bar["height"] <= height + 0.5, "the Send bar is stuck to the bottom of the screen"
         assert toast["y"] + toast["height"] <= bar["y"], f"the toast ends above the Send bar: {toast} {bar}"
-        await page.screenshot(path=str(ARTIFACTS / "failure-toast-390.png"))
+        await page.screenshot(path=str(ARTIFACTS / f"failure-toast-{width}.png"))
         call.cancel()

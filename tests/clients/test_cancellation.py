@@ -130,9 +130,11 @@ async def test_a_client_that_resets_its_timeout_on_progress_survives_a_long_wait
         result = await ts.outcome("long")
     assert result["event"] == "result", result
     assert result["result"]["structuredContent"] == {"answer": "it was"}
-    # At once, not after the 2 s interval: the margin is for a loaded machine (the parallel suite took 1.2 s).
-    assert first["t"] - called["t"] < 1500, "the first progress notification must not wait for the interval"
+    # At once, not after the 2 s interval: only the report made before any interval has passed is at 0 and says
+    # where the question is (a clock bound here failed on a loaded machine, 1.5 s against a 2 s interval).
+    assert first["progress"] == 0, first
     assert first["message"].startswith("Waiting for a person: the question is on the dashboard at ")
+    assert called["t"] <= first["t"]
     assert question["id"] in first["message"]
     progress = [e["progress"] for e in ts.all(event="progress", call="long")]
     assert len(progress) >= 10, progress
