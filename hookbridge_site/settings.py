@@ -262,6 +262,9 @@ HOOKBRIDGE_PROGRESS_INTERVAL = required_seconds("HOOKBRIDGE_PROGRESS_INTERVAL", 
 # keep-alive comments keep proxies open). Opt in to a hold limit: when it runs out the call returns
 # "still pending" naming the question, and the question is marked as left (its re-attach window starts).
 HOOKBRIDGE_MAX_HOLD = env_seconds("HOOKBRIDGE_MAX_HOLD", None)
+# Questions as MCP tasks (mcpapi.tasks): "off", every ask blocks as the seed servers' do; "auto", a 2026-07-28
+# client that declares the Tasks extension gets a task handle at once and polls for the answer. Never approvals.
+HOOKBRIDGE_TASKS = env_choice("HOOKBRIDGE_TASKS", "off", ("off", "auto"))
 HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
 # How long a question stays answerable after its agent stopped waiting (its own timeout,
 # a dropped connection, a restart): agents usually ask again, and the re-ask gets the answer.

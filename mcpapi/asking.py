@@ -8,7 +8,7 @@ import json
 import logging
 import uuid
 import webbrowser
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +24,7 @@ from core.limits import OverLimit
 from dashboard import runtime as dashboards
 from mcpapi import calls, client_log
 from mcpapi import runtime as mcp_state
+from mcpapi.models import AskTask
 from questions import asking as questions_asking
 from questions.asking import Caller, WaitPolicy, wait_for_resolution
 from questions.models import AnswerImage, CancelReason, Kind, Question, RateLimited, Status
@@ -42,6 +43,10 @@ def caller() -> tuple[AgentToken | None, str]:
     name = str(claims.get("name", access.client_id))
     # Its project decides where its questions go (None: a token for every project).
     return AgentToken(pk=int(access.client_id), name=name, project_id=claims.get("project")), name
+
+
+def question_url(question_id: Any) -> str:
+    return f"{presence.public_url()}/questions/{question_id}/"
 
 
 def json_result(payload: dict[str, Any], *, text: str | None = None, is_error: bool = False) -> CallToolResult:
@@ -208,6 +213,30 @@ def waiting_slot(asker: AgentToken | None) -> Iterator[None]:
         raise ToolError(str(exc)) from None
 
 
+async def ask_in_background(
+    write: Callable[[uuid.UUID, bool], tuple[Question, bool]], asker: AgentToken | None, tool: str
+) -> str:
+    """Write the question (or re-attach the agent's identical one) and its task, and wait for nothing: the id of
+    the task, once both rows are committed (a tasks/get for it must find it, on any worker)."""
+    if asker is not None:
+        try:
+            questions_asking.ask_allowance(asker.pk)
+        except RateLimited as exc:
+            raise ToolError(str(exc)) from None
+
+    def written() -> str:
+        question, reattached = write(uuid.uuid4(), True)
+        how = "re-attached" if reattached else "new"
+        logger.info("%s %s from %s as a task (%s)", question.kind, question.pk, question.asker_name, how)
+        return str(AskTask.open(question, asker.pk if asker is not None else None, tool).pk)
+
+    try:
+        task_id: str = await database_sync_to_async(written)()
+        return task_id
+    except RateLimited as exc:
+        raise ToolError(str(exc)) from None
+
+
 async def ask_and_wait(
     ctx: Context,
     *,
@@ -225,7 +254,7 @@ async def ask_and_wait(
     progress = Progress(ctx)
     note: str | None = None
 
-    def write(new_id: uuid.UUID) -> tuple[Question, bool]:
+    def write(new_id: uuid.UUID, in_background: bool = False) -> tuple[Question, bool]:
         return Question.ask(
             asker=asker,
             asker_name=asker_name,
@@ -237,6 +266,7 @@ async def ask_and_wait(
             timeout_seconds=timeout,
             key=key,
             new_id=new_id,
+            in_background=in_background,
         )
 
     async def written(question: Question, reattached: bool) -> None:
@@ -250,6 +280,10 @@ async def ask_and_wait(
             else:
                 await client_log.ClientLog(ctx, logger_name="hookbridge")("warning", note)
 
+    background = calls.background.get()
+    if background is not None and kind != Kind.APPROVAL:
+        background.task_id = await ask_in_background(write, asker, tool)
+        return CallToolResult(content=[])  # mcpapi.tasks answers the call with the task instead
     policy = WaitPolicy.from_settings(with_progress=has_progress_token(ctx))
     try:
         asked = await questions_asking.ask_and_wait(

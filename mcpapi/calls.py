@@ -128,3 +128,14 @@ cancelled_by_client: ContextVar[asyncio.Event | None] = ContextVar("cancelled_by
 
 # Who asks when there is no token (stdio without --token): set by mcp_stdio.
 local_asker_name: ContextVar[str] = ContextVar("local_asker_name", default="local agent")
+
+
+class Background:
+    """A tools/call that may be answered with a task (mcpapi.tasks): an asking tool leaves its task here and
+    returns without waiting. Approvals never do: Claude Code's hooks and its permission prompt are gates."""
+
+    def __init__(self) -> None:
+        self.task_id: str | None = None
+
+
+background: ContextVar[Background | None] = ContextVar("background", default=None)

@@ -28,7 +28,7 @@ from pydantic import AnyHttpUrl, ValidationError
 
 from core import jsonapi
 from core.compat import mcp_sdk
-from mcpapi import calls, client_log, toolsets
+from mcpapi import calls, client_log, tasks, toolsets
 from tokens import cache as token_cache
 from tokens.models import AgentToken, digest
 
@@ -154,6 +154,8 @@ def build_server(sets: Iterable[str]) -> MCPServer:
         # so there is nothing to listen for: without this, server/discover claimed listChanged and
         # resources.subscribe, which initialize (rightly) denied.
         subscriptions=False,
+        # Listed in server/discover only where the team lets questions go to the background (mcpapi.tasks).
+        extensions=[tasks.TasksExtension()] if settings.HOOKBRIDGE_TASKS != "off" else [],
     )
     mcp_sdk.add_request_handler(server, "logging/setLevel", SetLevelRequestParams, client_log.set_level)
     for tool in toolsets.tools(sets):

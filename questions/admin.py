@@ -20,7 +20,8 @@ ANSWER_FIELDS = (
 )  # fmt: skip
 QUESTION_FIELDS = (
     "id", "kind", "text", "options", "allow_free_text", "details", "asker", "asker_name", "session", "status",
-    "cancel_reason", "dismissed_by", "timeout_seconds", "created_at", "resolved_at", "delivered_at",
+    "cancel_reason", "dismissed_by", "timeout_seconds", "asked_in_background", "created_at", "resolved_at",
+    "delivered_at",
 )  # fmt: skip
 
 
@@ -51,6 +52,7 @@ class QuestionAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Question]):
         ("answer__answered_by", ScopedValuesFilter),
         ("session__project_name", ScopedValuesFilter),
         ("session", admin.RelatedOnlyFieldListFilter),
+        "asked_in_background",
         "created_at",
     ]
     actions = ["export_csv", "export_json"]

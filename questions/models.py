@@ -134,6 +134,9 @@ class Question(InProject):
     # until HOOKBRIDGE_CLAIM_SECONDS pass without activity. Anyone may still answer: the first answer wins.
     claimed_by = models.CharField(max_length=150, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # Asked as an MCP task (mcpapi.tasks): no call waits on it, the agent goes on working and reads the
+    # outcome when it polls. Its card says so, and nobody "stopped waiting" when the call returned.
+    asked_in_background = models.BooleanField(default=False)
 
     objects = QuestionQuerySet.as_manager()
 
@@ -263,6 +266,7 @@ class Question(InProject):
         key: str | None = None,
         new_id: uuid.UUID | None = None,
         project: Project | None = None,
+        in_background: bool = False,
     ) -> tuple[Question, bool]:
         """Create a pending question, or re-attach to the same asker's identical one.
 
@@ -275,6 +279,7 @@ class Question(InProject):
         `key`: what makes two asks the same question, when not everything asked (approvals:
         the same tool and input, asked by a hook and by the prompt tool at once, is one).
         `new_id`: the id a new question gets, chosen by a caller that listens for it before it exists.
+        `in_background`: asked as a task that no call waits on (a re-ask as a task marks the question so).
         """
         payload = payload or {}
         key = key or fingerprint(kind, text, options, allow_free_text, payload)
@@ -283,14 +288,7 @@ class Question(InProject):
         with transaction.atomic():
             earlier = cls.objects.select_for_update().reattach_target(asker, asker_name, key).first()
             if earlier is not None:
-                if earlier.status == Status.CANCELLED:
-                    # Aborted, and asked again within the window: back on every dashboard.
-                    revived = {"cancel_reason": "", "resolved_at": None, "agent_left_at": None, "agent_left_reason": ""}
-                    cls.objects.filter(pk=earlier.pk, status=Status.CANCELLED).update(status=Status.PENDING, **revived)
-                    earlier.refresh_from_db()
-                    send_on_commit(
-                        signals.question_asked, Question, question_id=earlier.pk, new=False, question=earlier
-                    )
+                earlier._asked_again(in_background=in_background)
                 return earlier, True
 
             limit = settings.HOOKBRIDGE_QUESTIONS_PER_MINUTE
@@ -321,9 +319,28 @@ class Question(InProject):
                 asker=asker,
                 asker_name=asker_name,
                 fingerprint=key,
+                asked_in_background=in_background,
             )
             send_on_commit(signals.question_asked, Question, question_id=question.pk, new=True, question=question)
         return question, False
+
+    def _asked_again(self, *, in_background: bool) -> None:
+        """Question.ask's re-attach, within its transaction: the question back on every dashboard as it now is."""
+        changes: dict[str, Any] = {}
+        if self.status == Status.CANCELLED:
+            # Aborted, and asked again within the window: back on every dashboard.
+            changes = {"status": Status.PENDING, "cancel_reason": "", "resolved_at": None}
+            changes.update(agent_left_at=None, agent_left_reason="")
+        elif self.status == Status.PENDING and self.asked_in_background != in_background:
+            if in_background:  # back as a task: nobody's call left it, none will wait on it
+                changes.update(agent_left_at=None, agent_left_reason="")
+        else:
+            return
+        # Its card says which way the agent now waits: a call held open, or a task it polls.
+        changes["asked_in_background"] = in_background
+        Question.objects.filter(pk=self.pk, status=self.status).update(**changes)
+        self.refresh_from_db()
+        send_on_commit(signals.question_asked, Question, question_id=self.pk, new=False, question=self)
 
     @classmethod
     def decided(

@@ -27,6 +27,26 @@ def answerer(question: Question) -> str:
     return answer.answered_by if answer else "someone"
 
 
+# Where an answer was given (Answer.source), as the agent reads it: "Answered by alice on the dashboard at 14:52".
+SOURCES: dict[str, str] = {
+    "dashboard": "on the dashboard",
+    "slack": "in Slack",
+    "link": "through a signed link",
+    "api": "through the JSON API",
+    "terminal": "from a terminal",
+    "rule": "by a team rule",
+}
+
+
+def answered_how(question: Question, when: str) -> str:
+    """Who answered, where and when (`when`: the time as the reader's clock shows it), for a task's result."""
+    answer = getattr(question, "answer", None)
+    if answer is None:
+        return ""
+    where = SOURCES.get(answer.source, f"through {answer.source}")
+    return f"Answered by {answer.answered_by} {where} at {when}."
+
+
 # The history's badge of each outcome (issue 39: a denied approval wore a green "Answered"): its CSS key, its words.
 BADGES: dict[str, tuple[str, str]] = {
     CancelReason.DISMISSED: ("dismissed", "Dismissed"),

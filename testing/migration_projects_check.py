@@ -23,6 +23,7 @@ BEFORE = [
     ("questions", "0013_answer_images"),
     ("claudecode", "0001_initial"),
     ("notify", "0002_policy_named_for_a_project"),
+    ("mcpapi", "0003_agenttoken_moved_to_tokens"),
 ]
 
 

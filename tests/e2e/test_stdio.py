@@ -188,7 +188,7 @@ async def test_stdio_works_with_no_server_and_an_answer_from_the_terminal_wakes_
 def test_a_line_the_sdk_cannot_parse_gets_an_answer_and_the_server_goes_on(live_server_proc: LiveServer) -> None:
     """Half a surrogate pair, or JSON nested very deep: the SDK's parser drops the line without a reply."""
     import json
-    import select
+    import selectors
     import subprocess
 
     params = stdio(live_server_proc, "--token", live_server_proc.tokens["agent-a"], "--toolsets", "maxsim")
@@ -204,8 +204,10 @@ def test_a_line_the_sdk_cannot_parse_gets_an_answer_and_the_server_goes_on(live_
         assert process.stdout is not None
         process.stdin.write(line + "\n")
         process.stdin.flush()
-        ready, _, _ = select.select([process.stdout], [], [], 15)
-        assert ready, f"no reply to {line[:80]}"
+        # A selector, not select(): a worker that has run many tests holds file descriptors past select's 1024.
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            assert selector.select(15), f"no reply to {line[:80]}"
         return dict(json.loads(process.stdout.readline()))
 
     def call(request_id: int, arguments: str) -> str:

@@ -1,0 +1,69 @@
+"""A question served as an MCP task (mcpapi.tasks): the handle a client polls, and whose it is."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+from questions.models import Question
+from tokens.models import AgentToken
+
+
+def new_task_id() -> str:
+    # Unguessable: the id is all a client shows to read the outcome (with its own token).
+    return secrets.token_urlsafe(24)
+
+
+class AskTask(models.Model):
+    id = models.CharField(primary_key=True, max_length=64, default=new_task_id, editable=False)
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="tasks")
+    # Whose task it is: only this token reads or cancels it (None: the local stdio client, which has none).
+    token = models.ForeignKey(AgentToken, null=True, blank=True, on_delete=models.CASCADE, related_name="tasks")
+    tool = models.CharField(max_length=64, help_text="The tool the agent called, whose result the task carries.")
+    created_at = models.DateTimeField(default=timezone.now)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["question", "token", "tool"], name="one_task_per_ask")]
+
+    def __str__(self) -> str:
+        return f"task {self.id[:8]}… for {self.question_id}"
+
+    @classmethod
+    def open(cls, question: Question, token_id: int | None, tool: str) -> AskTask:
+        """The task for this ask: the one made before when the same agent asks the same question again."""
+        # Atomic so two identical asks at once make one task, not an IntegrityError for the second.
+        with transaction.atomic():
+            task, _ = cls.objects.get_or_create(question=question, token_id=token_id, tool=tool)
+        return task
+
+    @classmethod
+    def owned(cls, task_id: str, token_id: int | None) -> AskTask | None:
+        """The task, with its question and answer, if `token_id` made it; None for another's or a made-up id."""
+        found = cls.objects.select_related("question", "question__answer").filter(pk=task_id, token_id=token_id)
+        return found.first()
+
+    def ttl_ms(self) -> int | None:
+        """How long the task is kept from its creation: past the question's deadline by the re-attach window.
+
+        A question without a deadline is kept until a person answers it: no limit.
+        """
+        deadline: datetime | None = self.question.deadline
+        if deadline is None:
+            return None
+        kept = deadline + timedelta(seconds=settings.HOOKBRIDGE_REATTACH_WINDOW) - self.created_at
+        return max(0, int(kept.total_seconds() * 1000))
+
+    def cancel(self) -> bool:
+        """The agent withdrew the question: it leaves every dashboard. False when it was already resolved."""
+        withdrawn = self.question.abort("the agent cancelled its task")
+        AskTask.objects.filter(pk=self.pk, cancelled_at__isnull=True).update(cancelled_at=timezone.now())
+        return withdrawn
+
+    def last_updated_at(self) -> Any:
+        return self.question.resolved_at or self.created_at
