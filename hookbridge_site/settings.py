@@ -263,8 +263,12 @@ HOOKBRIDGE_PROGRESS_INTERVAL = required_seconds("HOOKBRIDGE_PROGRESS_INTERVAL", 
 # "still pending" naming the question, and the question is marked as left (its re-attach window starts).
 HOOKBRIDGE_MAX_HOLD = env_seconds("HOOKBRIDGE_MAX_HOLD", None)
 # Questions as MCP tasks (mcpapi.tasks): "off", every ask blocks as the seed servers' do; "auto", a 2026-07-28
-# client that declares the Tasks extension gets a task handle at once and polls for the answer. Never approvals.
-HOOKBRIDGE_TASKS = env_choice("HOOKBRIDGE_TASKS", "off", ("off", "auto"))
+# client that declares the Tasks extension gets a task handle at once and polls for the answer; "allowed", only
+# the agents of tokens marked "may ask in the background". Never approvals.
+HOOKBRIDGE_TASKS = env_choice("HOOKBRIDGE_TASKS", "off", ("off", "allowed", "auto"))
+# A task's question also offered in the agent's own client (a form it shows), for a client that takes forms:
+# the first answer, there or on the team's pages, wins.
+HOOKBRIDGE_ANSWER_IN_CLIENT = env_bool("HOOKBRIDGE_ANSWER_IN_CLIENT", False)
 HOOKBRIDGE_QUESTION_TIMEOUT = env_seconds("HOOKBRIDGE_QUESTION_TIMEOUT", None)
 # How long a question stays answerable after its agent stopped waiting (its own timeout,
 # a dropped connection, a restart): agents usually ask again, and the re-ask gets the answer.

@@ -214,7 +214,10 @@ def waiting_slot(asker: AgentToken | None) -> Iterator[None]:
 
 
 async def ask_in_background(
-    write: Callable[[uuid.UUID, bool], tuple[Question, bool]], asker: AgentToken | None, tool: str
+    write: Callable[[uuid.UUID, bool], tuple[Question, bool]],
+    asker: AgentToken | None,
+    tool: str,
+    background: calls.Background,
 ) -> str:
     """Write the question (or re-attach the agent's identical one) and its task, and wait for nothing: the id of
     the task, once both rows are committed (a tasks/get for it must find it, on any worker)."""
@@ -228,7 +231,11 @@ async def ask_in_background(
         question, reattached = write(uuid.uuid4(), True)
         how = "re-attached" if reattached else "new"
         logger.info("%s %s from %s as a task (%s)", question.kind, question.pk, question.asker_name, how)
-        return str(AskTask.open(question, asker.pk if asker is not None else None, tool).pk)
+        token_id = asker.pk if asker is not None else None
+        task = AskTask.open(
+            question, token_id, tool, offered_to_client=background.offer_to_client, client=background.client
+        )
+        return str(task.pk)
 
     try:
         task_id: str = await database_sync_to_async(written)()
@@ -282,7 +289,7 @@ async def ask_and_wait(
 
     background = calls.background.get()
     if background is not None and kind != Kind.APPROVAL:
-        background.task_id = await ask_in_background(write, asker, tool)
+        background.task_id = await ask_in_background(write, asker, tool, background)
         return CallToolResult(content=[])  # mcpapi.tasks answers the call with the task instead
     policy = WaitPolicy.from_settings(with_progress=has_progress_token(ctx))
     try:

@@ -134,8 +134,11 @@ class Background:
     """A tools/call that may be answered with a task (mcpapi.tasks): an asking tool leaves its task here and
     returns without waiting. Approvals never do: Claude Code's hooks and its permission prompt are gates."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, offer_to_client: bool = False, client: str = "") -> None:
         self.task_id: str | None = None
+        # HOOKBRIDGE_ANSWER_IN_CLIENT, and the client takes forms: the question is also offered there.
+        self.offer_to_client = offer_to_client
+        self.client = client
 
 
 background: ContextVar[Background | None] = ContextVar("background", default=None)

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from questions.models import Question
+from questions.models import Question, Status
 from tokens.models import AgentToken
 
 
@@ -27,6 +27,11 @@ class AskTask(models.Model):
     tool = models.CharField(max_length=64, help_text="The tool the agent called, whose result the task carries.")
     created_at = models.DateTimeField(default=timezone.now)
     cancelled_at = models.DateTimeField(null=True, blank=True)
+    # HOOKBRIDGE_ANSWER_IN_CLIENT: the question is also offered in the agent's own client, as a form, until
+    # someone answers anywhere or the person there declines it (then the team answers as ever).
+    offered_to_client = models.BooleanField(default=False)
+    declined_in_client_at = models.DateTimeField(null=True, blank=True)
+    client = models.CharField(max_length=100, blank=True, help_text="The client that asked, as it names itself.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["question", "token", "tool"], name="one_task_per_ask")]
@@ -35,17 +40,36 @@ class AskTask(models.Model):
         return f"task {self.id[:8]}… for {self.question_id}"
 
     @classmethod
-    def open(cls, question: Question, token_id: int | None, tool: str) -> AskTask:
+    def open(
+        cls, question: Question, token_id: int | None, tool: str, *, offered_to_client: bool = False, client: str = ""
+    ) -> AskTask:
         """The task for this ask: the one made before when the same agent asks the same question again."""
+        made = {"offered_to_client": offered_to_client, "client": client[:100]}
         # Atomic so two identical asks at once make one task, not an IntegrityError for the second.
         with transaction.atomic():
-            task, _ = cls.objects.get_or_create(question=question, token_id=token_id, tool=tool)
+            task, _ = cls.objects.get_or_create(question=question, token_id=token_id, tool=tool, defaults=made)
         return task
+
+    @property
+    def input_wanted(self) -> bool:
+        """Whether the question is now offered in the agent's client (its kind has a form for it)."""
+        return (
+            self.offered_to_client
+            and self.declined_in_client_at is None
+            and self.question.status == Status.PENDING
+            and self.question.kind_spec.elicitation(self.question) is not None
+        )
+
+    def decline_in_client(self) -> None:
+        AskTask.objects.filter(pk=self.pk, declined_in_client_at__isnull=True).update(
+            declined_in_client_at=timezone.now()
+        )
 
     @classmethod
     def owned(cls, task_id: str, token_id: int | None) -> AskTask | None:
         """The task, with its question and answer, if `token_id` made it; None for another's or a made-up id."""
-        found = cls.objects.select_related("question", "question__answer").filter(pk=task_id, token_id=token_id)
+        found = cls.objects.select_related("question", "question__answer", "token")
+        found = found.filter(pk=task_id, token_id=token_id)
         return found.first()
 
     def ttl_ms(self) -> int | None:

@@ -54,7 +54,7 @@ class TokenVerifier:
 def access_token(agent: AgentToken, raw: str) -> AccessToken:
     """What the SDK's auth context holds for a caller, over HTTP and over stdio alike."""
     # The digest, not the raw token: nothing downstream needs the secret.
-    claims = {"name": agent.name, "project": agent.project_id}
+    claims = {"name": agent.name, "project": agent.project_id, "background": agent.may_ask_in_background}
     return AccessToken(token=digest(raw), client_id=str(agent.pk), scopes=[], claims=claims)
 
 

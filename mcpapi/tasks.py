@@ -19,7 +19,13 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 from mcp.types import TextContent
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, INVALID_PARAMS, CallToolRequestParams, RequestParams
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    RequestParams,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
@@ -28,13 +34,16 @@ from mcpapi import asking, calls
 from mcpapi.models import AskTask
 from notify import steps
 from questions import wording
-from questions.models import AnswerImage, Status
+from questions.kinds.base import InvalidAnswer
+from questions.models import AlreadyResolved, AnswerImage, Status
 
 logger = logging.getLogger(__name__)
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 # A person takes minutes; Claude Code polls every second whatever this says, other clients may listen.
 POLL_INTERVAL_MS = 2000
+# The one input request a task makes (its form): a key is never reused within a task, and there is one.
+INPUT_KEY = "answer"
 
 
 class TaskParams(RequestParams):
@@ -45,16 +54,38 @@ class UpdateTaskParams(TaskParams):
     input_responses: dict[str, Any]
 
 
+def _meta(ctx: ServerRequestContext[Any, Any], key: str) -> dict[str, Any]:
+    meta = (ctx.params or {}).get("_meta") or {}
+    found = meta.get(key) if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
 def declared(ctx: ServerRequestContext[Any, Any]) -> bool:
     """Whether this very request declares the extension: a client that did not is never sent a task."""
-    meta = (ctx.params or {}).get("_meta") or {}
-    capabilities = meta.get(CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, dict) else None
-    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    extensions = _meta(ctx, CLIENT_CAPABILITIES_META_KEY).get("extensions")
     return isinstance(extensions, dict) and EXTENSION in extensions
 
 
+def takes_forms(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client shows form elicitations (an empty `elicitation` capability means forms)."""
+    elicitation = _meta(ctx, CLIENT_CAPABILITIES_META_KEY).get("elicitation")
+    return isinstance(elicitation, dict) and (not elicitation or "form" in elicitation)
+
+
+def client_name(ctx: ServerRequestContext[Any, Any]) -> str:
+    info = _meta(ctx, CLIENT_INFO_META_KEY)
+    return str(info.get("title") or info.get("name") or "the agent's client")
+
+
 def wanted(ctx: ServerRequestContext[Any, Any]) -> bool:
-    return settings.HOOKBRIDGE_TASKS == "auto" and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and declared(ctx)
+    """Whether this tools/call may be answered with a task, should its tool ask a person something."""
+    mode = settings.HOOKBRIDGE_TASKS
+    if mode == "off" or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or not declared(ctx):
+        return False
+    if mode == "auto":
+        return True
+    access = get_access_token()  # "allowed": the token's owner turned "may ask in the background" on
+    return access is not None and bool((access.claims or {}).get("background"))
 
 
 def _owner() -> int | None:
@@ -83,7 +114,13 @@ def _state(task: AskTask) -> dict[str, Any]:
         "ttlMs": task.ttl_ms(),
         "pollIntervalMs": POLL_INTERVAL_MS,
     }
-    if question.status == Status.PENDING:
+    if question.status == Status.PENDING and task.input_wanted:
+        # Offered in the agent's client too: one form, its key the same for the task's life.
+        state["status"] = "input_required"
+        state["statusMessage"] = f"{waiting_words(task)} You may answer here too: the first answer wins."
+        form = {"mode": "form", "message": question.text, "requestedSchema": question.kind_spec.elicitation(question)}
+        state["inputRequests"] = {INPUT_KEY: {"method": "elicitation/create", "params": form}}
+    elif question.status == Status.PENDING:
         state["status"] = "working"
         state["statusMessage"] = waiting_words(task)
     elif question.status == Status.CANCELLED:
@@ -140,11 +177,41 @@ async def cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Han
 
 
 async def update(ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> HandlerResult:
-    await _read(params.task_id)
+    """An answer given in the agent's client: recorded as any answer is, unless someone answered first."""
+    _, task = await _read(params.task_id)
     for key in params.input_responses:
-        # Nothing is asked of the client yet: a person answers on the dashboard, in Slack or through a link.
-        raise MCPError(INVALID_PARAMS, f"inputResponses.{key}: this task asks for no input")
+        if key != INPUT_KEY or not task.offered_to_client:
+            raise MCPError(INVALID_PARAMS, f"inputResponses.{key}: this task asks for no such input")
+    response = params.input_responses.get(INPUT_KEY)
+    if response is None:
+        return {}
+    await database_sync_to_async(answered_in_client)(task, response)
     return {}
+
+
+def answered_in_client(task: AskTask, response: Any) -> None:
+    """The person at the agent's client accepted the form (an answer), or declined it (the team answers)."""
+    field = f"inputResponses.{INPUT_KEY}"
+    action = response.get("action") if isinstance(response, dict) else None
+    if action not in ("accept", "decline", "cancel"):
+        raise MCPError(INVALID_PARAMS, f"{field}.action: must be 'accept', 'decline' or 'cancel'")
+    question = task.question
+    if question.status != Status.PENDING:
+        return  # answered first elsewhere: acknowledged, and tasks/get gives that answer
+    if action != "accept":
+        task.decline_in_client()
+        return
+    content = response.get("content")
+    if not isinstance(content, dict):
+        raise MCPError(INVALID_PARAMS, f"{field}.content: the form's values, as an object")
+    try:
+        reply = question.kind_spec.from_elicitation(question, content)
+        by = f"{task.token.name if task.token else question.asker_name} (in {task.client or 'its client'})"
+        question.record_answer(reply=reply, by_token=task.token, by_name=by, source="client")
+    except InvalidAnswer as exc:
+        raise MCPError(INVALID_PARAMS, f"{field}.content.{exc.field}: {exc}") from None
+    except AlreadyResolved:
+        return  # a person on the team was quicker by a moment: theirs stands
 
 
 class TasksExtension(Extension):
@@ -163,7 +230,8 @@ class TasksExtension(Extension):
     ) -> HandlerResult:
         if not wanted(ctx):
             return await call_next(ctx)
-        background = calls.Background()
+        offer = settings.HOOKBRIDGE_ANSWER_IN_CLIENT and takes_forms(ctx)
+        background = calls.Background(offer_to_client=offer, client=client_name(ctx))
         reset = calls.background.set(background)
         try:
             result = await call_next(ctx)

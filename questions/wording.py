@@ -35,6 +35,7 @@ SOURCES: dict[str, str] = {
     "api": "through the JSON API",
     "terminal": "from a terminal",
     "rule": "by a team rule",
+    "client": "in the agent's own client",
 }
 
 

@@ -22,6 +22,7 @@ from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx2
 from aiosmtpd.controller import Controller
 
 
@@ -196,3 +197,25 @@ def notify_env(slack: FakeSlack, mails: MailSink, steps: str, port: int | None =
     if port is not None:
         env["HOOKBRIDGE_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
     return env
+
+
+async def slack_press(url: str, slack: FakeSlack, index: int, choice_label: str, *, at: int | None = None) -> Any:
+    """Press a button of the index-th message posted, as Slack sends it to the server at `url`: form-encoded, signed."""
+    (_, posted), where = [c for c in slack.calls if c[0] == "chat.postMessage"][index], slack.posted[index]
+    button = next(
+        element for block in posted["blocks"] if block["type"] == "actions" for element in block["elements"]
+        if element["text"]["text"] == choice_label
+    )  # fmt: skip
+    payload = {
+        "type": "block_actions", "user": {"id": "U42", "name": "dana"},
+        "container": {"channel_id": where["channel"], "message_ts": where["ts"]},
+        "actions": [{"action_id": button["action_id"], "value": button["value"]}],
+    }  # fmt: skip
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    timestamp = int(time.time()) if at is None else at
+    headers = {
+        "Content-Type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": str(timestamp),
+        "X-Slack-Signature": slack_signature(SLACK_SECRET, body, timestamp),
+    }  # fmt: skip
+    async with httpx2.AsyncClient() as http:
+        return await http.post(f"{url}/integrations/slack/actions", content=body, headers=headers)

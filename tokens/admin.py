@@ -27,6 +27,7 @@ class AgentTokenAdmin(ManagedPerProject, admin.ModelAdmin[AgentToken]):
     ]
     list_filter = [
         "scope",
+        "may_ask_in_background",
         ("project", admin.RelatedOnlyFieldListFilter),
         ("revoked_at", admin.EmptyFieldListFilter),
         ("oauth_client", admin.EmptyFieldListFilter),
@@ -38,11 +39,12 @@ class AgentTokenAdmin(ManagedPerProject, admin.ModelAdmin[AgentToken]):
 
     def get_fields(self, request: HttpRequest, obj: AgentToken | None = None) -> list[Any]:
         if obj is None:
-            return ["name", "scope", "project", "expires_at"]
+            return ["name", "scope", "project", "may_ask_in_background", "expires_at"]
         return [
             "name",
             "scope",
             "project",
+            "may_ask_in_background",
             "user",
             "oauth_client",
             "prefix",

@@ -78,6 +78,13 @@ class AgentToken(models.Model):
         related_name="tokens",
         help_text="The project its work belongs to; empty: every project (a bot for the whole team).",
     )
+    # HOOKBRIDGE_TASKS=allowed: its agent's questions may go to the background as MCP tasks (mcpapi.tasks).
+    may_ask_in_background = models.BooleanField(
+        "may ask in the background",
+        default=False,
+        help_text="With HOOKBRIDGE_TASKS=allowed: a client that speaks MCP tasks gets its questions as tasks, "
+        "and goes on working while a person answers.",
+    )
 
     objects = AgentTokenQuerySet.as_manager()
 
@@ -101,6 +108,7 @@ class AgentToken(models.Model):
         user: Any = None,
         project: Project | None = None,
         all_projects: bool = False,
+        may_ask_in_background: bool = False,
     ) -> tuple[AgentToken, str]:
         """Create a token; the raw value is returned once and never stored.
 
@@ -118,7 +126,14 @@ class AgentToken(models.Model):
         if all_projects and project is not None:
             raise ValueError("a token works in one project or in all of them, not both")
         bound = None if all_projects else (project or Project.default())
-        token = cls(name=name, scope=scope, expires_at=expires_at, user=user, project=bound)
+        token = cls(
+            name=name,
+            scope=scope,
+            expires_at=expires_at,
+            user=user,
+            project=bound,
+            may_ask_in_background=may_ask_in_background,
+        )
         raw = token.set_new_secret()
         token.save()
         return token, raw

@@ -20,6 +20,8 @@ class Asked(Protocol):
     """What a kind reads of the question being answered (a questions.models.Question)."""
 
     kind: str
+    text: str
+    options: Any
     payload: Any
     allow_free_text: bool
 
@@ -166,6 +168,15 @@ class QuestionKind:
     def structured_result(self, question: Asked, data: dict[str, Any]) -> dict[str, Any]:
         """The tool result's structured content."""
         return data
+
+    def elicitation(self, question: Asked) -> dict[str, Any] | None:
+        """The form to answer it in the agent's own client (an MCP form elicitation's `requestedSchema`: flat,
+        strings, numbers, booleans and enums), or None where only the team's pages answer this kind."""
+        return None
+
+    def from_elicitation(self, question: Asked, content: dict[str, Any]) -> Reply:
+        """The answer given in that form, parsed by the same rules as every other answer."""
+        raise InvalidAnswer("content", f"A {self.label.lower()} is not answered in the agent's client.")
 
 
 class StructuredKind(QuestionKind):

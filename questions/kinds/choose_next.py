@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from questions.kinds.base import AnswerForm, Asked, InvalidAnswer, Reply, StructuredKind, comment, optional_text
 
@@ -68,6 +68,31 @@ class ChooseNext(StructuredKind):
             text = "Asked for new ideas" + (f" ({message})" if message else "")
             return Reply(text, {"action": "new-ideas", "selectedOption": None, "message": message})
         raise InvalidAnswer("action", "action must be 'selected', 'aborted' or 'new-ideas'.")
+
+    # In the agent's client: one choice among the tiles and the two actions, and the optional message.
+    ACTIONS: ClassVar[dict[str, str]] = {"aborted": "Reject all options", "new-ideas": "Ask for new ideas"}
+
+    def elicitation(self, question: Asked) -> dict[str, Any] | None:
+        tiles = [{"const": str(o["id"]), "title": str(o["title"])} for o in question.payload["options"]]
+        actions = [{"const": f"action:{name}", "title": title} for name, title in self.ACTIONS.items()]
+        properties = {
+            "choice": {"type": "string", "title": "Choose", "oneOf": tiles + actions},
+            "message": {"type": "string", "title": "Message (optional)"},
+        }
+        return {"type": "object", "properties": properties, "required": ["choice"]}
+
+    def from_elicitation(self, question: Asked, content: dict[str, Any]) -> Reply:
+        choice = str(content.get("choice") or "")
+        if choice.startswith("action:"):
+            return self.parse_object(question, {"action": choice.removeprefix("action:"), **_message(content)})
+        try:
+            return self.parse_object(question, {"action": "selected", "optionId": choice, **_message(content)})
+        except InvalidAnswer as exc:
+            raise InvalidAnswer("choice", str(exc)) from None
+
+
+def _message(content: dict[str, Any]) -> dict[str, Any]:
+    return {"message": content["message"]} if content.get("message") not in (None, "") else {}
 
 
 KIND = ChooseNext()

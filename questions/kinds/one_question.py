@@ -19,5 +19,12 @@ class OpenQuestion(QuestionKind):
         answer = free_text(value)
         return Reply(answer, {"answer": answer})
 
+    def elicitation(self, question: Asked) -> dict[str, Any] | None:
+        answer = {"type": "string", "title": "Your answer"}
+        return {"type": "object", "properties": {"answer": answer}, "required": ["answer"]}
+
+    def from_elicitation(self, question: Asked, content: dict[str, Any]) -> Reply:
+        return self.parse(question, content.get("answer"))
+
 
 KIND = OpenQuestion()

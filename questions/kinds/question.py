@@ -46,5 +46,25 @@ class QuestionWithOptions(QuestionKind):
             raise InvalidAnswer("answer", "This question only accepts one of its options.")
         return Reply(answer, {"answer": answer})
 
+    def elicitation(self, question: Asked) -> dict[str, Any] | None:
+        properties: dict[str, Any] = {}
+        options = [{"const": str(o["value"]), "title": str(o.get("label") or o["value"])} for o in question.options]
+        if options:
+            properties["choice"] = {"type": "string", "title": "Choose one", "oneOf": options}
+        if question.allow_free_text or not options:
+            title = "Or write your own answer" if options else "Your answer"
+            properties["answer"] = {"type": "string", "title": title}
+        required = ["answer"] if not options else [] if question.allow_free_text else ["choice"]
+        return {"type": "object", "properties": properties, "required": required}
+
+    def from_elicitation(self, question: Asked, content: dict[str, Any]) -> Reply:
+        choice = content.get("choice")
+        if choice not in (None, ""):
+            try:
+                return self.parse(question, None, option=choice)
+            except InvalidAnswer as exc:
+                raise InvalidAnswer("choice", str(exc)) from None
+        return self.parse(question, content.get("answer"))
+
 
 KIND = QuestionWithOptions()

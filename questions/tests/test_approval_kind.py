@@ -27,6 +27,8 @@ SUGGESTIONS = [
 
 class Asked:
     kind = "approval"
+    text = "May the agent run Bash: touch hi.txt?"
+    options: list[dict[str, str]] = []
     allow_free_text = False
 
     def __init__(self, tool_name: str = "Bash", tool_input: Any = None) -> None:

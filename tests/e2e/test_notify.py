@@ -11,14 +11,13 @@ import contextlib
 import json
 import re
 import time
-import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
 import httpx2
 import pytest
 
-from testing.fakes import SLACK_SECRET, FakeSlack, MailSink, fake_slack, mail_sink, notify_env, slack_signature
+from testing.fakes import FakeSlack, MailSink, fake_slack, mail_sink, notify_env, slack_press
 from testing.live import LiveServer, free_port
 from testing.team import two_workers
 
@@ -36,25 +35,7 @@ def notifying() -> Iterator[tuple[LiveServer, FakeSlack, MailSink]]:
 
 
 async def press(server: LiveServer, slack: FakeSlack, index: int, choice_label: str, *, at: int | None = None) -> Any:
-    """Press a button of the index-th message as Slack would send it: form-encoded, signed."""
-    (_, posted), where = [c for c in slack.calls if c[0] == "chat.postMessage"][index], slack.posted[index]
-    button = next(
-        element for block in posted["blocks"] if block["type"] == "actions" for element in block["elements"]
-        if element["text"]["text"] == choice_label
-    )  # fmt: skip
-    payload = {
-        "type": "block_actions", "user": {"id": "U42", "name": "dana"},
-        "container": {"channel_id": where["channel"], "message_ts": where["ts"]},
-        "actions": [{"action_id": button["action_id"], "value": button["value"]}],
-    }  # fmt: skip
-    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-    timestamp = int(time.time()) if at is None else at
-    headers = {
-        "Content-Type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": str(timestamp),
-        "X-Slack-Signature": slack_signature(SLACK_SECRET, body, timestamp),
-    }  # fmt: skip
-    async with httpx2.AsyncClient() as http:
-        return await http.post(f"{server.url}/integrations/slack/actions", content=body, headers=headers)
+    return await slack_press(server.url, slack, index, choice_label, at=at)
 
 
 async def test_a_question_reaches_slack_and_a_button_press_answers_the_agent(

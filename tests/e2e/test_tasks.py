@@ -166,7 +166,7 @@ async def test_an_update_with_input_nobody_asked_for_is_refused_naming_it(tasks_
         with pytest.raises(MCPError) as refused:
             await tasks.update(client.session, handle.task_id, {"form": {"action": "accept"}})
         assert refused.value.error.code == -32602
-        assert refused.value.error.message == "inputResponses.form: this task asks for no input"
+        assert refused.value.error.message == "inputResponses.form: this task asks for no such input"
         assert (await tasks.get(client.session, handle.task_id))["status"] == "working"
 
 
@@ -210,3 +210,24 @@ async def test_a_blocking_re_ask_of_a_task_waits_and_its_card_no_longer_says_bac
     async with tasks_server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:
         done = await tasks.get(client.session, handle.task_id)
     assert done["result"]["structuredContent"] == {"answer": "one answer"}, "one answer, for both ways of asking"
+
+
+@pytest.fixture(scope="module")
+def allowed_server() -> Iterator[LiveServer]:
+    yield from serving(HOOKBRIDGE_TASKS="allowed")
+
+
+async def test_with_tasks_allowed_only_a_token_marked_for_the_background_gets_one(allowed_server: LiveServer) -> None:
+    made = allowed_server.manage("create_token", "background-agent", "--background")
+    allowed_server.tokens["background-agent"] = made.strip().splitlines()[-1]
+    handle = await _handle(allowed_server, {"question": "Allowed: in the background?"}, token="background-agent")
+    assert handle.status == "working"
+
+    async with allowed_server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:  # agent-a: not marked
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": "Allowed: blocking?"}))
+        question = await allowed_server.wait_for_question("Allowed: blocking?")
+        await asyncio.sleep(0.3)
+        assert not call.done(), "a token not marked for the background blocks as before"
+        assert (await allowed_server.answer_via_api(question["id"], "blocked")).status_code == 200
+        result = await asyncio.wait_for(call, 15)
+    assert result.structured_content == {"answer": "blocked"}

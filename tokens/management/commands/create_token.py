@@ -38,6 +38,11 @@ class Command(commands.Command):
             help="Every project: a bot for the whole team (an answering bot, say).",
         )
         parser.add_argument("--expires-in-days", type=int, default=None, help="Refuse the token after this many days.")
+        parser.add_argument(
+            "--background",
+            action="store_true",
+            help="With HOOKBRIDGE_TASKS=allowed: its agent's questions may go to the background as MCP tasks.",
+        )
 
     def handle(
         self,
@@ -47,6 +52,7 @@ class Command(commands.Command):
         expires_in_days: int | None,
         project: str | None,
         all_projects: bool,
+        background: bool,
         **options: Any,
     ) -> None:
         if expires_in_days is not None and expires_in_days < 1:
@@ -55,7 +61,12 @@ class Command(commands.Command):
         try:
             bound = project_named(project) if project else None
             token, raw = AgentToken.issue(
-                name, scope=scope, expires_at=expires_at, project=bound, all_projects=all_projects
+                name,
+                scope=scope,
+                expires_at=expires_at,
+                project=bound,
+                all_projects=all_projects,
+                may_ask_in_background=background,
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
