@@ -35,8 +35,8 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # Debian's packages the tests drive: chromium for the browser tests (never a downloaded
-# browser build), nginx and openssl for the deployment test. The nginx service the
-# package starts is stopped again: the test runs its own.
+# browser build), nginx and openssl for the deployment test, tmux to drive Claude Code's terminal UI. The
+# nginx service the package starts is stopped again: the test runs its own.
 system-deps:
 	@missing=""; \
 	test -x /usr/bin/chromium || missing="$$missing chromium"; \
@@ -44,6 +44,7 @@ system-deps:
 	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v nginx >/dev/null || missing="$$missing nginx"; \
 	command -v openssl >/dev/null || missing="$$missing openssl"; \
+	command -v tmux >/dev/null || missing="$$missing tmux"; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

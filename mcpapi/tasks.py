@@ -163,7 +163,12 @@ async def get(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Handle
     result = asking.outcome(question, task.tool, can_wait_for_answer=False, images=images)
     if question.status == Status.ANSWERED:
         when = timezone.localtime(question.answer.created_at).strftime("%H:%M")
-        result.content.append(TextContent(type="text", text=wording.answered_how(question, when)))
+        how = wording.answered_how(question, when)
+        # In words, after the seeds' own content; and beside their structured answer, because Claude Code hands
+        # its model a task's structured content alone (its <task-notification>, 2.1.331).
+        result.content.append(TextContent(type="text", text=how))
+        if isinstance(result.structured_content, dict):
+            result.structured_content = {**result.structured_content, "answered": how}
         await database_sync_to_async(question.mark_delivered)()
     state["result"] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     return state

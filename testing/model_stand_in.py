@@ -49,10 +49,23 @@ def _result_text(result: dict[str, Any]) -> str:
     return str(content)
 
 
+def _offers(body: dict[str, Any], name: str) -> bool:
+    return any(isinstance(tool, dict) and tool.get("name") == name for tool in body.get("tools", []))
+
+
 def reply_blocks(body: dict[str, Any], command: str) -> tuple[list[dict[str, Any]], str]:
-    """(content blocks, stop reason) for one request."""
+    """(content blocks, stop reason) for one request.
+
+    COMMAND "mcp:<tool>:<JSON input>" asks for that (MCP) tool instead of Bash: "mcp:mcp__hookbridge__ask_question:
+    {"question": "…"}".
+    """
     results = _tool_results(body)
-    if _offers_bash(body) and not results:
+    if command.startswith("mcp:"):
+        tool, _, arguments = command.removeprefix("mcp:").partition(":")
+        if _offers(body, tool) and not results:
+            asked: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": tool}
+            return [{**asked, "input": json.loads(arguments)}], "tool_use"
+    elif _offers_bash(body) and not results:
         tool_use = {
             "type": "tool_use",
             "id": f"toolu_{uuid.uuid4().hex[:24]}",

@@ -99,3 +99,9 @@ class TasksClient(ClientExtension):
         if state["status"] == "completed":
             return CallToolResult.model_validate(state["result"])
         return CallToolResult(content=[TextContent(type="text", text=state.get("statusMessage", ""))], is_error=True)
+
+
+def seeds_part(structured: dict[str, Any]) -> dict[str, Any]:
+    """A task result's structured content without the words Hook Bridge adds ("answered"): the seeds' own."""
+    assert str(structured.get("answered", "")).startswith("Answered by "), structured
+    return {key: value for key, value in structured.items() if key != "answered"}

@@ -12,24 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 
-from testing.live import ROOT, LiveServer, free_port, serving
-
-CLAUDE = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
+from testing.claude_cli import CLAUDE, Model, cli_env, scripted_model
+from testing.live import LiveServer, serving
 
 pytestmark = [
     pytest.mark.skipif(not CLAUDE.exists(), reason="the Claude Code CLI is not installed (make claude-code-deps)"),
@@ -42,56 +35,11 @@ def server() -> Iterator[LiveServer]:
     yield from serving()
 
 
-@dataclass
-class Model:
-    port: int
-    requests_file: Path
-
-    def requests(self) -> list[dict[str, Any]]:
-        if not self.requests_file.exists():
-            return []
-        return [json.loads(line) for line in self.requests_file.read_text().splitlines()]
-
-
 @pytest.fixture
 def model(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Model]:
     """The stand-in model, scripted to ask for the Bash command the test names with @pytest.mark.parametrize."""
-    command = request.param
-    found = Model(free_port(), tmp_path / "model-requests.jsonl")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "testing.model_stand_in", str(found.port), command, str(found.requests_file)],
-        cwd=ROOT,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", found.port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the model stand-in did not start"
-                time.sleep(0.1)
+    with scripted_model(request.param, tmp_path) as found:
         yield found
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(10)
-
-
-def cli_env(model: Model, home: Path, token: str) -> dict[str, str]:
-    keep = ("PATH", "LANG", "TERM")
-    env = {key: os.environ[key] for key in keep if key in os.environ}
-    env.update(
-        {
-            # A home of its own: the tester's ~/.claude.json and settings stay out of it.
-            "HOME": str(home),
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{model.port}",
-            "ANTHROPIC_API_KEY": "sk-stand-in",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "HOOKBRIDGE_TOKEN": token,
-        }
-    )
-    return env
 
 
 async def run_cli(project: Path, env: dict[str, str], *args: str) -> asyncio.subprocess.Process:

@@ -1,0 +1,137 @@
+"""The real Claude Code CLI, interactive as people run it (its TUI, in tmux), against a server that serves
+questions as MCP tasks (issue 40, HOOKBRIDGE_TASKS=auto). Offline: the model is testing/model_stand_in.py,
+scripted to call the ask_question tool once.
+
+Claude Code declares the Tasks extension only in its TUI (`claude -p` does not): it gets a task at once, tells
+its model the call went to the background, polls tasks/get, and hands the result to the model when a person
+has answered. The home the CLI runs with is prepared as a used install's is: onboarding done, the folder
+trusted, the API key approved, the tool allowed, the server added at user scope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testing.claude_cli import API_KEY, CLAUDE, Model, cli_env, scripted_model
+from testing.live import LiveServer, serving
+
+pytestmark = [
+    pytest.mark.skipif(not CLAUDE.exists(), reason="the Claude Code CLI is not installed (make claude-code-deps)"),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the CLI's terminal (make system-deps)"),
+]
+
+VERSION = json.loads((CLAUDE.parent.parent / "@anthropic-ai" / "claude-code" / "package.json").read_text())["version"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LiveServer]:
+    yield from serving(HOOKBRIDGE_TASKS="auto")
+
+
+def prepared_home(home: Path, project: Path, server: LiveServer) -> None:
+    (home / ".claude").mkdir(parents=True)
+    state = {
+        "hasCompletedOnboarding": True,
+        "lastOnboardingVersion": VERSION,
+        "numStartups": 10,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+        "projects": {
+            str(project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}
+        },
+        "mcpServers": {
+            "hookbridge": {
+                "type": "http",
+                "url": f"{server.url}/mcp",
+                "headers": {"Authorization": f"Bearer {server.tokens['agent-a']}"},
+            }
+        },
+    }
+    (home / ".claude.json").write_text(json.dumps(state))
+    allowed = {"permissions": {"allow": ["mcp__hookbridge__ask_question"]}}
+    (home / ".claude" / "settings.json").write_text(json.dumps(allowed))
+
+
+class Terminal:
+    """The CLI in a tmux session of its own, 160 columns by 48 lines."""
+
+    def __init__(self, project: Path, env: dict[str, str]) -> None:
+        self.name = f"hookbridge-{uuid.uuid4().hex[:8]}"
+        command = [str(CLAUDE), "--model", "claude-sonnet-4-5"]
+        exports = [f"{key}={value}" for key, value in env.items()]
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", "-c", str(project),
+             "env", "-i", *exports, *command],
+            check=True,
+        )  # fmt: skip
+
+    def screen(self) -> str:
+        shown = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
+        return shown.stdout
+
+    def type(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+        time.sleep(0.3)
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "Enter"], check=True)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+async def until(what: str, found: Callable[[], Any], timeout: float, screen: Callable[[], str]) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := found():
+            return value
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"{what} did not happen within {timeout} s; the terminal shows:\n{screen()}")
+
+
+def heard(model: Model, needle: str) -> str | None:
+    """The first request to the model whose text holds `needle`, as text."""
+    for request in model.requests():
+        text = json.dumps(request.get("messages", []), ensure_ascii=False)
+        if needle in text:
+            return text
+    return None
+
+
+async def test_the_interactive_cli_asks_as_a_task_works_on_and_its_model_hears_the_answer_and_who_gave_it(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    question = "Which region, asked in the background?"
+    command = "mcp:mcp__hookbridge__ask_question:" + json.dumps({"question": question})
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    with scripted_model(command, tmp_path) as model:
+        prepared_home(home, project, server)
+        # With tool search on, the CLI shows its model MCP tools only after a ToolSearch call, which the script
+        # does not make; a person's model makes it, and the call that follows is the same.
+        env = {**cli_env(model, home, server.tokens["agent-a"]), "ENABLE_TOOL_SEARCH": "false"}
+        terminal = Terminal(project, env)
+        try:
+            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 60, terminal.screen)
+            terminal.type("Ask the team which region to deploy to")
+            asked = await server.wait_for_question(question, timeout=60)
+            # The call went to the background: the model was told so at once, before anyone answered.
+            told = await until("the model told of the task", lambda: heard(model, "background"), 30, terminal.screen)
+            assert "eu-west-1" not in told
+            async with server.login() as browser:
+                page = (await browser.get(f"/questions/{asked['id']}/")).text
+            assert "Asked in the background" in page
+            assert (await server.answer_via_api(asked["id"], "eu-west-1")).status_code == 200
+            result = await until("the model hearing the answer", lambda: heard(model, "eu-west-1"), 60, terminal.screen)
+        finally:
+            terminal.close()
+    notice = result[result.index("<task-notification>") : result.index("</task-notification>")]
+    assert "Answered by answer-bot through the JSON API at " in notice, notice
