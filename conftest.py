@@ -34,6 +34,7 @@ def _read_without_table_locks(sender: Any, connection: Any, **kwargs: Any) -> No
         with connection.cursor() as cursor:
             cursor.execute("PRAGMA read_uncommitted = true")
 
+
 # Fuzzing over real HTTP: a bounded count per tool keeps CI's run short; `--hypothesis-profile=deep`
 # for a long local run. No example database: the server under test is new each run.
 hypothesis_settings.register_profile("default", max_examples=12, deadline=None, database=None)
