@@ -65,9 +65,9 @@ def prepared_home(home: Path, project: Path, server: LiveServer) -> None:
 class Terminal:
     """The CLI in a tmux session of its own, 160 columns by 48 lines."""
 
-    def __init__(self, project: Path, env: dict[str, str]) -> None:
+    def __init__(self, project: Path, env: dict[str, str], *args: str) -> None:
         self.name = f"hookbridge-{uuid.uuid4().hex[:8]}"
-        command = [str(CLAUDE), "--model", "claude-sonnet-4-5"]
+        command = [str(CLAUDE), "--model", "claude-sonnet-4-5", *args]
         exports = [f"{key}={value}" for key, value in env.items()]
         subprocess.run(
             ["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", "-c", str(project),
@@ -97,6 +97,12 @@ async def until(what: str, found: Callable[[], Any], timeout: float, screen: Cal
     raise AssertionError(f"{what} did not happen within {timeout} s; the terminal shows:\n{screen()}")
 
 
+def terminal_env(model: Model, home: Path, server: LiveServer) -> dict[str, str]:
+    # With tool search on, the CLI shows its model MCP tools only after a ToolSearch call, which the script does
+    # not make; a person's model makes it, and the call that follows is the same.
+    return {**cli_env(model, home, server.tokens["agent-a"]), "ENABLE_TOOL_SEARCH": "false"}
+
+
 def heard(model: Model, needle: str) -> str | None:
     """The first request to the model whose text holds `needle`, as text."""
     for request in model.requests():
@@ -115,9 +121,7 @@ async def test_the_interactive_cli_asks_as_a_task_works_on_and_its_model_hears_t
     project.mkdir()
     with scripted_model(command, tmp_path) as model:
         prepared_home(home, project, server)
-        # With tool search on, the CLI shows its model MCP tools only after a ToolSearch call, which the script
-        # does not make; a person's model makes it, and the call that follows is the same.
-        env = {**cli_env(model, home, server.tokens["agent-a"]), "ENABLE_TOOL_SEARCH": "false"}
+        env = terminal_env(model, home, server)
         terminal = Terminal(project, env)
         try:
             await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 60, terminal.screen)
@@ -133,5 +137,38 @@ async def test_the_interactive_cli_asks_as_a_task_works_on_and_its_model_hears_t
             result = await until("the model hearing the answer", lambda: heard(model, "eu-west-1"), 60, terminal.screen)
         finally:
             terminal.close()
+    notice = result[result.index("<task-notification>") : result.index("</task-notification>")]
+    assert "Answered by answer-bot through the JSON API at " in notice, notice
+
+
+async def test_a_cli_killed_while_its_task_works_hears_the_answer_when_its_session_is_resumed(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    question = "Which region, answered while the CLI was gone?"
+    command = "mcp:mcp__hookbridge__ask_question:" + json.dumps({"question": question})
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    with scripted_model(command, tmp_path) as model:
+        prepared_home(home, project, server)
+        env = terminal_env(model, home, server)
+        terminal = Terminal(project, env)
+        try:
+            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 60, terminal.screen)
+            terminal.type("Ask the team which region to deploy to")
+            asked = await server.wait_for_question(question, timeout=60)
+            await until("the model told of the task", lambda: heard(model, "background"), 30, terminal.screen)
+        finally:
+            terminal.close()  # the CLI is gone (tmux kills it) while the task works
+        (session,) = [path.stem for path in (home / ".claude" / "projects").glob("*/*.jsonl")]
+        assert (await server.answer_via_api(asked["id"], "eu-central-1")).status_code == 200
+        assert heard(model, "eu-central-1") is None
+        resumed = Terminal(project, env, "--resume", session)
+        try:
+            result = await until(
+                "the resumed model hearing it", lambda: heard(model, "eu-central-1"), 60, resumed.screen
+            )
+            await until("the terminal saying so", lambda: "completed" in resumed.screen(), 30, resumed.screen)
+        finally:
+            resumed.close()
     notice = result[result.index("<task-notification>") : result.index("</task-notification>")]
     assert "Answered by answer-bot through the JSON API at " in notice, notice
