@@ -81,5 +81,36 @@ class Hypothesis(StructuredKind):
             lines.append(f"{hypothesis}: {label}" + (f" ({note})" if note else ""))
         return Reply("\n".join(lines), {"ratings": ratings})
 
+    # In the agent's client: each hypothesis rated on the scale (an integer), with an optional comment.
+    def elicitation(self, question: Asked) -> dict[str, Any] | None:
+        properties: dict[str, Any] = {}
+        for index, hypothesis in enumerate(question.payload["hypotheses"]):
+            scale = ", ".join(f"{value} {label}" for value, label in AGREEMENT_LABELS.items())
+            properties[f"h{index}"] = {
+                "type": "integer",
+                "title": str(hypothesis),
+                "description": scale,
+                "minimum": min(AGREEMENT_LABELS),
+                "maximum": max(AGREEMENT_LABELS),
+            }
+            properties[f"h{index}_comment"] = {"type": "string", "title": f"Comment on: {hypothesis}"}
+        required = [f"h{index}" for index in range(len(question.payload["hypotheses"]))]
+        return {"type": "object", "properties": properties, "required": required}
+
+    def from_elicitation(self, question: Asked, content: dict[str, Any]) -> Reply:
+        hypotheses = question.payload["hypotheses"]
+        ratings = [
+            {"agreement": content.get(f"h{index}"), "comment": content.get(f"h{index}_comment")}
+            for index in range(len(hypotheses))
+        ]
+        try:
+            return self.parse_object(question, {"ratings": ratings})
+        except InvalidAnswer as exc:
+            # ratings[2] is the form's h2.
+            field = exc.field
+            if field.startswith("ratings[") and field.endswith("]"):
+                field = "h" + field[len("ratings[") : -1]
+            raise InvalidAnswer(field, str(exc)) from None
+
 
 KIND = Hypothesis()

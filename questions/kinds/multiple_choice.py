@@ -109,5 +109,32 @@ class MultipleChoice(StructuredKind):
     def result_text(self, question: Asked, reply_text: str, data: dict[str, Any]) -> str:
         return f"{reply_text}\n\n{data['instruction']}\n\n{json.dumps(data, ensure_ascii=False)}"
 
+    # In the agent's client: each sub-question as a multi-select of its options, with an answer of one's own.
+    def elicitation(self, question: Asked) -> dict[str, Any] | None:
+        properties: dict[str, Any] = {}
+        for index, sub in enumerate(question.payload["questions"]):
+            choices = {"type": "string", "enum": [str(option) for option in sub["options"]]}
+            properties[f"q{index}"] = {"type": "array", "title": str(sub["text"]), "items": choices}
+            properties[f"q{index}_other"] = {"type": "string", "title": f"Other: {sub['text']}"}
+        return {"type": "object", "properties": properties, "required": []}
+
+    def from_elicitation(self, question: Asked, content: dict[str, Any]) -> Reply:
+        answers = []
+        for index in range(len(question.payload["questions"])):
+            chosen = content.get(f"q{index}") or []
+            if not isinstance(chosen, list):
+                raise InvalidAnswer(f"q{index}", "a list of the question's options")
+            answers.append(
+                {"selections": [{"option": option} for option in chosen], "other": content.get(f"q{index}_other")}
+            )
+        try:
+            return self.parse_object(question, {"answers": answers})
+        except InvalidAnswer as exc:
+            # answers[1].selections is the form's q1; "answers" (nothing chosen) is the whole form.
+            field = exc.field
+            if field.startswith("answers[") and "]" in field:
+                field = "q" + field[len("answers[") : field.index("]")]
+            raise InvalidAnswer(field, str(exc)) from None
+
 
 KIND = MultipleChoice()

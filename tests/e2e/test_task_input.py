@@ -32,14 +32,14 @@ async def shows_forms(context: Any, params: ElicitRequestParams) -> ElicitResult
 
 
 @asynccontextmanager
-async def client(server: LiveServer, *, forms: bool = True) -> AsyncIterator[Client]:
+async def client(server: LiveServer, *, forms: bool = True, path: str = "/mcp") -> AsyncIterator[Client]:
     options: dict[str, Any] = {
         "extensions": [tasks.TasksClient()],
         "client_info": Implementation(name="term", version="1"),
     }
     if forms:
         options["elicitation_callback"] = shows_forms
-    async with server.mcp("2026-07-28", **options) as connected:
+    async with server.mcp("2026-07-28", path=path, **options) as connected:
         yield connected
 
 
@@ -131,3 +131,24 @@ async def test_when_the_team_answered_first_the_clients_answer_is_acknowledged_a
 async def test_a_client_that_shows_no_forms_is_not_offered_one(server: LiveServer) -> None:
     handle = await ask(server, "Input: no forms here?", forms=False)
     assert handle.status == "working"
+
+
+async def test_hypotheses_are_rated_in_the_client_and_the_agent_gets_the_ratings_as_the_seed_gives_them(
+    server: LiveServer,
+) -> None:
+    ratings = {"title": "Input: why slow?", "description": "Two guesses.", "hypotheses": ["Cold cache", "Small box"]}
+    async with client(server, path="/mcp/askme") as connected:
+        handle = await connected.session.call_tool("challenge-hypothesis", ratings, allow_claimed=True)
+    assert isinstance(handle, tasks.TaskHandle)
+    assert handle.status == "input_required"
+    async with client(server) as connected:
+        form = (await tasks.get(connected.session, handle.task_id))["inputRequests"]["answer"]["params"]
+        assert form["requestedSchema"]["required"] == ["h0", "h1"]
+        rated = {"answer": {"action": "accept", "content": {"h0": 6, "h0_comment": "likely", "h1": 2}}}
+        await tasks.update(connected.session, handle.task_id, rated)
+        done = await tasks.get(connected.session, handle.task_id)
+    given = tasks.seeds_part(done["result"]["structuredContent"])["ratings"]
+    assert [(r["hypothesis"], r["agreement"], r["comment"]) for r in given] == [
+        ("Cold cache", 6, "likely"),
+        ("Small box", 2, None),
+    ]
