@@ -622,6 +622,11 @@ class Answer(models.Model):
         return range(1, self.image_count + 1)
 
     @property
+    def where(self) -> str:
+        """Which way the answer came: "on the dashboard", "in Slack", "in the agent's own client" (wording)."""
+        return wording.SOURCES.get(self.source, f"through {self.source}")
+
+    @property
     def display(self) -> str:
         """The answer as the person saw it: a chosen option's label, with its value when that says more."""
         for option in self.question.options:

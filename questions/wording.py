@@ -44,8 +44,7 @@ def answered_how(question: Question, when: str) -> str:
     answer = getattr(question, "answer", None)
     if answer is None:
         return ""
-    where = SOURCES.get(answer.source, f"through {answer.source}")
-    return f"Answered by {answer.answered_by} {where} at {when}."
+    return f"Answered by {answer.answered_by} {answer.where} at {when}."
 
 
 # The history's badge of each outcome (issue 39: a denied approval wore a green "Answered"): its CSS key, its words.

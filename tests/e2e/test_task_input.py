@@ -81,6 +81,9 @@ async def test_the_question_is_offered_as_a_form_and_an_answer_there_answers_it_
     )
     answered = await server.wait_for_question("Input: which region?", status="answered")
     assert answered["answer"]["answeredBy"] == "agent-a (in term)"
+    async with server.login() as browser:
+        page = (await browser.get(f"/questions/{answered['id']}/")).text
+    assert "Answered by agent-a (in term) in the agent&#x27;s own client at " in page, "which way the answer went"
 
 
 async def test_a_value_outside_the_form_is_refused_naming_it_and_changes_nothing(server: LiveServer) -> None:
