@@ -235,6 +235,8 @@ async def ask_in_background(
         task = AskTask.open(
             question, token_id, tool, offered_to_client=background.offer_to_client, client=background.client
         )
+        if task.input_wanted:
+            question.offer_in_client()
         return str(task.pk)
 
     try:

@@ -20,8 +20,8 @@ ANSWER_FIELDS = (
 )  # fmt: skip
 QUESTION_FIELDS = (
     "id", "kind", "text", "options", "allow_free_text", "details", "asker", "asker_name", "session", "status",
-    "cancel_reason", "dismissed_by", "timeout_seconds", "asked_in_background", "created_at", "resolved_at",
-    "delivered_at",
+    "cancel_reason", "dismissed_by", "timeout_seconds", "asked_in_background", "offered_in_client", "created_at",
+    "resolved_at", "delivered_at",
 )  # fmt: skip
 
 

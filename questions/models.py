@@ -137,6 +137,9 @@ class Question(InProject):
     # Asked as an MCP task (mcpapi.tasks): no call waits on it, the agent goes on working and reads the
     # outcome when it polls. Its card says so, and nobody "stopped waiting" when the call returned.
     asked_in_background = models.BooleanField(default=False)
+    # And offered in the agent's own client as a form (HOOKBRIDGE_ANSWER_IN_CLIENT): its card says the first
+    # answer, there or here, wins.
+    offered_in_client = models.BooleanField(default=False)
 
     objects = QuestionQuerySet.as_manager()
 
@@ -323,6 +326,12 @@ class Question(InProject):
             )
             send_on_commit(signals.question_asked, Question, question_id=question.pk, new=True, question=question)
         return question, False
+
+    def offer_in_client(self) -> None:
+        """Offered in the agent's client too (mcpapi.tasks): every dashboard's card says so."""
+        if Question.objects.filter(pk=self.pk, offered_in_client=False).update(offered_in_client=True):
+            self.offered_in_client = True
+            send_on_commit(signals.question_asked, Question, question_id=self.pk, new=False, question=self)
 
     def _asked_again(self, *, in_background: bool) -> None:
         """Question.ask's re-attach, within its transaction: the question back on every dashboard as it now is."""

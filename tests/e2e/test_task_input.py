@@ -103,7 +103,10 @@ async def test_a_value_outside_the_form_is_refused_naming_it_and_changes_nothing
             assert refused.value.error.code == -32602
             assert refused.value.error.message == said
         assert (await tasks.get(connected.session, handle.task_id))["status"] == "input_required"
-    await server.wait_for_question("Input: a bad choice?")  # still pending
+    pending = await server.wait_for_question("Input: a bad choice?")  # still pending
+    async with server.login() as browser:
+        page = (await browser.get(f"/questions/{pending['id']}/")).text
+    assert "It is also offered in the agent's own client: the first answer, there or here, wins." in page
 
 
 async def test_declined_in_the_client_the_question_stays_with_the_team(server: LiveServer) -> None:
