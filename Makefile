@@ -81,25 +81,19 @@ lint: $(VENV)/.installed-dev
 # module's servers start once), coverage combined across the workers and the servers they start. It runs
 # on the newest Python where there is one: there coverage measures through sys.monitoring
 # (COVERAGE_CORE=sysmon), which costs the suite a fifth less CPU than Python 3.11's tracer, and coverage is
-# most of what a server under test spends. Beside it, in one process of its own, the tests that need no
-# server, browser, PostgreSQL or Redis run on the oldest Python supported: the suite leaves a third of two
-# cores idle (its servers and browsers wait on each other), and those tests share nothing with it. Their
-# output follows the suite's; `make test` fails if either fails.
+# most of what a server under test spends. Before it, two at a time and each one's output kept together: the
+# installs, the lint, and the tests that need no server, browser, PostgreSQL or Redis on the oldest Python
+# supported. (Run beside the suite instead, they saved half a minute and, on a loaded machine, hit SQLite's
+# "database table is locked" in the in-memory test database: not worth a flaky floor.)
 TEST_WORKERS ?= 3
 NEWEST_PYTHON ?= $(shell for p in $$(ls -d $$(pyenv root 2>/dev/null || echo $$HOME/.pyenv)/versions/3.13*/bin/python3 2>/dev/null) python3.13; do $$p -c "" 2>/dev/null && echo $$p && break; done)
 NEWEST := .venv-newest
 SUITE_VENV := $(if $(NEWEST_PYTHON),$(NEWEST),$(VENV))
-OLDEST_LOG := $(VENV)/test-oldest-python.log
 test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ready
-	@echo "Unit tests on $$($(PY) --version) beside the suite, into $(OLDEST_LOG); their result follows the suite's"
-	@$(OLDEST_UNIT_TESTS) > $(OLDEST_LOG) 2>&1 & oldest=$$!; \
-	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile; suite=$$?; \
-	wait $$oldest; unit=$$?; \
-	echo "Unit tests on $$($(PY) --version):"; if [ $$unit -eq 0 ]; then tail -n 1 $(OLDEST_LOG); else cat $(OLDEST_LOG); fi; \
-	[ $$suite -eq 0 ] && [ $$unit -eq 0 ]
+	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
 
-test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint newest-python
+test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps lint test-oldest-python newest-python
 
 # The newest Python supported (requires-python has no ceiling), in a virtualenv of its own, from PATH or
 # pyenv. CI fails without it; a person's `make test` says so and runs the suite on $(VENV).
@@ -120,12 +114,10 @@ $(NEWEST)/.installed-dev: pyproject.toml
 test-fast: $(VENV)/.installed-dev
 	$(VENV)/bin/pytest -q --no-cov -n 2 -m "not e2e and not browser and not team"
 
-# The oldest Python supported (requires-python's floor, $(VENV)): the tests that need no server, browser,
-# PostgreSQL or Redis (`make test` runs them beside the suite).
-OLDEST_UNIT_TESTS = $(VENV)/bin/pytest -q -p no:cacheprovider --no-cov -m "not e2e and not browser and not team"
+# The oldest Python supported (requires-python's floor, $(VENV)): the tests that need no server or browser.
 test-oldest-python: $(VENV)/.installed-dev
 	@echo "Unit tests on $$($(PY) --version)"
-	@$(OLDEST_UNIT_TESTS) -n 2
+	@$(VENV)/bin/pytest -q -p no:cacheprovider --no-cov -n 2 -m "not e2e and not browser"
 
 # The figures (docs/performance.md): several minutes each, for people, not CI. First the
 # side-by-side comparison (bench/compare.py: the same-SDK floor, Hook Bridge, the peers when

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.db.backends.signals import connection_created
-from django.dispatch import receiver
 from django.test import Client
 from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, async_playwright
@@ -23,17 +21,6 @@ from testing.live import LiveServer, serving
 from testing.project_world import World, make_world
 from tokens import runtime as token_runtime
 from tokens.models import AgentToken
-
-
-@receiver(connection_created)
-def _read_without_table_locks(sender: Any, connection: Any, **kwargs: Any) -> None:
-    """The unit tests' database is SQLite's shared-cache in-memory one, where each thread's connection locks the
-    tables it reads: a write meeting a read in another thread fails at once with "database table is locked"
-    (a file's writer, as the embedded default has, waits its turn). Readers here take no table locks."""
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA read_uncommitted = true")
-
 
 # Fuzzing over real HTTP: a bounded count per tool keeps CI's run short; `--hypothesis-profile=deep`
 # for a long local run. No example database: the server under test is new each run.

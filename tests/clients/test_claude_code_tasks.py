@@ -79,10 +79,15 @@ class Terminal:
         shown = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
         return shown.stdout
 
-    def type(self, text: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
-        time.sleep(0.3)
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "Enter"], check=True)
+    async def type(self, text: str) -> None:
+        """Type `text` at the prompt and, once the prompt shows it (keys sent while the UI still starts are
+        lost on a loaded machine), press Enter."""
+        self.keys("-l", text)
+        await until("the prompt showing what was typed", lambda: text in self.screen(), 30, self.screen)
+        self.keys("Enter")
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
 
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
@@ -101,6 +106,22 @@ def terminal_env(model: Model, home: Path, server: LiveServer) -> dict[str, str]
     # With tool search on, the CLI shows its model MCP tools only after a ToolSearch call, which the script does
     # not make; a person's model makes it, and the call that follows is the same.
     return {**cli_env(model, home, server.tokens["agent-a"]), "ENABLE_TOOL_SEARCH": "false"}
+
+
+async def asked_of(server: LiveServer, question: str, terminal: Terminal) -> dict[str, Any]:
+    """The question as the JSON API shows it, once the CLI's call has written it (the terminal shown if not)."""
+    found: dict[str, Any] | None = None
+
+    async def look() -> None:
+        nonlocal found
+        found = next((q for q in await server.questions("pending") if q["question"] == question), None)
+
+    deadline = time.monotonic() + 120
+    while found is None and time.monotonic() < deadline:
+        await look()
+        await asyncio.sleep(0.25)
+    assert found is not None, f"no question {question!r} within 120 s; the terminal shows:\n{terminal.screen()}"
+    return found
 
 
 def heard(model: Model, needle: str) -> str | None:
@@ -124,9 +145,9 @@ async def test_the_interactive_cli_asks_as_a_task_works_on_and_its_model_hears_t
         env = terminal_env(model, home, server)
         terminal = Terminal(project, env)
         try:
-            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 60, terminal.screen)
-            terminal.type("Ask the team which region to deploy to")
-            asked = await server.wait_for_question(question, timeout=60)
+            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 120, terminal.screen)
+            await terminal.type("Ask the team which region to deploy to")
+            asked = await asked_of(server, question, terminal)
             # The call went to the background: the model was told so at once, before anyone answered.
             told = await until("the model told of the task", lambda: heard(model, "background"), 30, terminal.screen)
             assert "eu-west-1" not in told
@@ -153,9 +174,9 @@ async def test_a_cli_killed_while_its_task_works_hears_the_answer_when_its_sessi
         env = terminal_env(model, home, server)
         terminal = Terminal(project, env)
         try:
-            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 60, terminal.screen)
-            terminal.type("Ask the team which region to deploy to")
-            asked = await server.wait_for_question(question, timeout=60)
+            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 120, terminal.screen)
+            await terminal.type("Ask the team which region to deploy to")
+            asked = await asked_of(server, question, terminal)
             await until("the model told of the task", lambda: heard(model, "background"), 30, terminal.screen)
         finally:
             terminal.close()  # the CLI is gone (tmux kills it) while the task works
