@@ -108,6 +108,19 @@ def terminal_env(model: Model, home: Path, server: LiveServer) -> dict[str, str]
     return {**cli_env(model, home, server.tokens["agent-a"]), "ENABLE_TOOL_SEARCH": "false"}
 
 
+async def asking_cli(server: LiveServer, home: Path, project: Path, env: dict[str, str]) -> Terminal:
+    """The CLI started in a used install's home, told at its prompt to ask the team (its model calls the tool)."""
+    prepared_home(home, project, server)
+    terminal = Terminal(project, env)
+    try:
+        await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 120, terminal.screen)
+        await terminal.type("Ask the team which region to deploy to")
+    except BaseException:
+        terminal.close()
+        raise
+    return terminal
+
+
 async def asked_of(server: LiveServer, question: str, terminal: Terminal) -> dict[str, Any]:
     """The question as the JSON API shows it, once the CLI's call has written it (the terminal shown if not)."""
     found: dict[str, Any] | None = None
@@ -141,12 +154,9 @@ async def test_the_interactive_cli_asks_as_a_task_works_on_and_its_model_hears_t
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     with scripted_model(command, tmp_path) as model:
-        prepared_home(home, project, server)
         env = terminal_env(model, home, server)
-        terminal = Terminal(project, env)
+        terminal = await asking_cli(server, home, project, env)
         try:
-            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 120, terminal.screen)
-            await terminal.type("Ask the team which region to deploy to")
             asked = await asked_of(server, question, terminal)
             # The call went to the background: the model was told so at once, before anyone answered.
             told = await until("the model told of the task", lambda: heard(model, "background"), 30, terminal.screen)
@@ -170,12 +180,9 @@ async def test_a_cli_killed_while_its_task_works_hears_the_answer_when_its_sessi
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     with scripted_model(command, tmp_path) as model:
-        prepared_home(home, project, server)
         env = terminal_env(model, home, server)
-        terminal = Terminal(project, env)
+        terminal = await asking_cli(server, home, project, env)
         try:
-            await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 120, terminal.screen)
-            await terminal.type("Ask the team which region to deploy to")
             asked = await asked_of(server, question, terminal)
             await until("the model told of the task", lambda: heard(model, "background"), 30, terminal.screen)
         finally:
