@@ -37,20 +37,28 @@ TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", 
 
 # The longest test files, started first, then the other system tests, then the unit tests: `--dist loadfile`
 # hands out files in collection order, and a long one begun last kept a worker busy for minutes after the
-# others had finished (the suite's slowest files by `--durations`, 2026-11-27; a file not named keeps its
-# place in its tier).
+# others had finished (the suite's slowest files by a JUnit report's times, 2026-11-27; a file not named keeps
+# its place in its tier). The Claude Code TUI file is short on a quiet machine (16 s) and took minutes in CI.
 SLOW_FIRST = [
     "tests/e2e/test_bench_smoke.py",
+    "tests/clients/test_claude_code_tasks.py",
     "tests/e2e/test_fuzz.py",
-    "tests/e2e/test_stdio.py",
-    "hookbridge_site/tests/test_migrations.py",
-    "tests/e2e/test_notify.py",
-    "tests/e2e/test_register.py",
-    "tests/browser/test_pages.py",
-    "tests/clients/test_cancellation.py",
-    "tests/team/test_faults.py",
     "tests/e2e/test_installed_command.py",
+    "tests/browser/test_pages.py",
     "tests/team/test_deploy.py",
+    "tests/browser/test_deliberate.py",
+    "tests/e2e/test_stdio.py",
+    "tests/browser/test_forms.py",
+    "tests/e2e/test_register.py",
+    "tests/e2e/test_notify.py",
+    "hookbridge_site/tests/test_migrations.py",
+    "tests/e2e/test_stdio_open.py",
+    "tests/e2e/test_claude_hooks.py",
+    "tests/e2e/test_serve_command.py",
+    "tests/e2e/test_auth_and_input.py",
+    "tests/browser/test_projects.py",
+    "tests/clients/test_cancellation.py",
+    "tests/e2e/test_hooks.py",
     "tests/team/test_notify.py",
 ]
 
@@ -78,6 +86,10 @@ class SlowFirst:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SlowFirst(), "hookbridge-slow-first")
+    # pytest-xdist otherwise hands out the files with the most tests first, whatever order collection gave
+    # (its --loadscope-reorder, on by default): the slow files, which have few tests, then started last.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 @pytest.fixture(autouse=True)

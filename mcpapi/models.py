@@ -83,6 +83,11 @@ class AskTask(models.Model):
         kept = deadline + timedelta(seconds=settings.HOOKBRIDGE_REATTACH_WINDOW) - self.created_at
         return max(0, int(kept.total_seconds() * 1000))
 
+    def kept_until(self) -> datetime | None:
+        """When the task's time to live ends (tasks/get refuses it after), or None: kept until answered."""
+        ttl = self.ttl_ms()
+        return None if ttl is None else self.created_at + timedelta(milliseconds=ttl)
+
     def cancel(self) -> bool:
         """The agent withdrew the question: it leaves every dashboard. False when it was already resolved."""
         withdrawn = self.question.abort("the agent cancelled its task")

@@ -162,6 +162,11 @@ def build_server(sets: Iterable[str]) -> MCPServer:
         server.add_tool(
             tool.fn, name=tool.name, title=tool.title, description=tool.description, annotations=tool.annotations
         )
+    if settings.HOOKBRIDGE_TASKS == "allowed":
+        # Approvals stay synchronous gates: their tools never offer the background.
+        for name in toolsets.asking_tool_names(sets) - toolsets.TOOLSETS["approvals"].asking:
+            if (registered := mcp_sdk.tool(server, name)) is not None:
+                tasks.offer_background_argument(registered.parameters)
     for name, prompt in toolsets.prompts(sets):
         server.add_prompt(Prompt.from_function(prompt, name=name))
     return server

@@ -24,6 +24,7 @@ from mcp_types import (
     CLIENT_INFO_META_KEY,
     INVALID_PARAMS,
     CallToolRequestParams,
+    CallToolResult,
     RequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -44,6 +45,19 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 POLL_INTERVAL_MS = 2000
 # The one input request a task makes (its form): a key is never reused within a task, and there is one.
 INPUT_KEY = "answer"
+# With HOOKBRIDGE_TASKS=allowed, every asking tool but an approval lists this optional argument: the agent
+# chooses, call by call, to go on working while a person answers. Off and auto list nothing new, so the
+# seeds' schemas stay exact where the choice is not the agent's.
+BACKGROUND = "background"
+BACKGROUND_SCHEMA = {
+    "type": "boolean",
+    "default": False,
+    "title": "Background",
+    "description": (
+        "Ask in the background: the call returns a task at once and you go on working; the answer comes as "
+        "the task's result. Only for clients that support MCP tasks; others wait as usual."
+    ),
+}
 
 
 class TaskParams(RequestParams):
@@ -77,12 +91,27 @@ def client_name(ctx: ServerRequestContext[Any, Any]) -> str:
     return str(info.get("title") or info.get("name") or "the agent's client")
 
 
-def wanted(ctx: ServerRequestContext[Any, Any]) -> bool:
+def offer_background_argument(schema: dict[str, Any]) -> None:
+    """List `background` in an asking tool's input schema (HOOKBRIDGE_TASKS=allowed)."""
+    schema.setdefault("properties", {})[BACKGROUND] = dict(BACKGROUND_SCHEMA)
+
+
+def asked_for(params: CallToolRequestParams) -> bool:
+    """Whether the call passed `background: true`; anything but a boolean is refused, naming the argument."""
+    value = (params.arguments or {}).get(BACKGROUND, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"arguments.{BACKGROUND}: must be true or false")
+    return value
+
+
+def wanted(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> bool:
     """Whether this tools/call may be answered with a task, should its tool ask a person something."""
     mode = settings.HOOKBRIDGE_TASKS
+    # Checked first, for every client: a bad value is the caller's mistake whether or not a task could follow.
+    chosen = mode == "allowed" and asked_for(params)
     if mode == "off" or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or not declared(ctx):
         return False
-    if mode == "auto":
+    if mode == "auto" or chosen:
         return True
     access = get_access_token()  # "allowed": the token's owner turned "may ask in the background" on
     return access is not None and bool((access.claims or {}).get("background"))
@@ -139,16 +168,23 @@ def waiting_words(task: AskTask) -> str:
     return f"{where}. {line}." if line else f"{where}."
 
 
+def readable(task_id: str, owner: int | None) -> tuple[dict[str, Any], AskTask]:
+    """The task's state for its owner; past its time to live it is refused, as its handle's ttlMs said."""
+    task = AskTask.owned(task_id, owner)
+    if task is None:
+        raise _unknown(task_id)
+    kept_until = task.kept_until()
+    if kept_until is not None and kept_until <= timezone.now():
+        # Only the owner reaches this (owned() filtered by token), so saying that it existed tells nobody else.
+        raise MCPError(
+            INVALID_PARAMS, f"taskId: task {task_id!r} has expired: it was kept until {_iso(kept_until)} (its ttlMs)"
+        )
+    return _state(task), task
+
+
 async def _read(task_id: str) -> tuple[dict[str, Any], AskTask]:
     owner = _owner()
-
-    def read() -> tuple[dict[str, Any], AskTask] | None:
-        task = AskTask.owned(task_id, owner)
-        return None if task is None else (_state(task), task)
-
-    found: tuple[dict[str, Any], AskTask] | None = await database_sync_to_async(read)()
-    if found is None:
-        raise _unknown(task_id)
+    found: tuple[dict[str, Any], AskTask] = await database_sync_to_async(readable)(task_id, owner)
     return found
 
 
@@ -233,7 +269,13 @@ class TasksExtension(Extension):
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        if not wanted(ctx):
+        try:
+            background_wanted = wanted(ctx, params)
+        except ValueError as exc:
+            return CallToolResult(
+                content=[TextContent(type="text", text=f"Invalid arguments for {params.name}: {exc}")], is_error=True
+            )
+        if not background_wanted:
             return await call_next(ctx)
         offer = settings.HOOKBRIDGE_ANSWER_IN_CLIENT and takes_forms(ctx)
         background = calls.Background(offer_to_client=offer, client=client_name(ctx))

@@ -6,6 +6,8 @@
   not serve (logging/setLevel) is added.
 - `prompt` / `prompt_names`: MCPServer turns every prompt error into a ValueError ("MCP error 0");
   an unknown prompt or a missing argument is looked up first so it can be -32602 naming the field.
+- `tool`: a registered tool, whose listed input schema gains an argument the function never sees
+  (`background`, read by the Tasks extension's interceptor before the tool runs).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts import Prompt
+from mcp.server.mcpserver.tools import Tool
 
 
 def lowlevel(server: MCPServer) -> Server[Any]:
@@ -36,3 +39,8 @@ def prompt(server: MCPServer, name: str) -> Prompt | None:
 
 def prompt_names(server: MCPServer) -> list[str]:
     return sorted(p.name for p in server._prompt_manager.list_prompts())
+
+
+def tool(server: MCPServer, name: str) -> Tool | None:
+    found: Tool | None = server._tool_manager.get_tool(name)
+    return found

@@ -234,3 +234,52 @@ async def test_with_tasks_allowed_only_a_token_marked_for_the_background_gets_on
         assert (await allowed_server.answer_via_api(question["id"], "blocked")).status_code == 200
         result = await asyncio.wait_for(call, 15)
     assert result.structured_content == {"answer": "blocked"}
+
+
+async def test_with_tasks_allowed_an_asking_tool_lists_background_and_a_call_that_passes_it_gets_a_task(
+    allowed_server: LiveServer,
+) -> None:
+    async with allowed_server.mcp("2026-07-28", path="/mcp/maxsim+approvals") as client:
+        schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    assert schemas["ask_question"]["properties"]["background"]["type"] == "boolean"
+    assert "background" not in schemas["ask_question"].get("required", [])
+    assert "background" not in schemas["approve"]["properties"], "an approval is never offered the background"
+    assert "background" not in schemas["wait_for_answer"]["properties"], "it asks nobody"
+
+    handle = await _handle(allowed_server, {"question": "Allowed: chosen by the call?", "background": True})
+    assert handle.status == "working"
+    question = await allowed_server.wait_for_question("Allowed: chosen by the call?")
+    assert (await allowed_server.answer_via_api(question["id"], "north")).status_code == 200
+    async with allowed_server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:
+        done = await tasks.get(client.session, handle.task_id)
+    assert tasks.seeds_part(done["result"]["structuredContent"]) == {"answer": "north"}
+
+
+async def test_background_from_a_client_without_tasks_blocks_and_a_bad_value_is_refused_naming_it(
+    allowed_server: LiveServer,
+) -> None:
+    async with allowed_server.mcp("2026-07-28") as client:  # no extension declared: never a task
+        call = asyncio.create_task(
+            client.call_tool("ask_question", {"question": "Allowed: no tasks here?", "background": True})
+        )
+        question = await allowed_server.wait_for_question("Allowed: no tasks here?")
+        await asyncio.sleep(0.3)
+        assert not call.done()
+        assert (await allowed_server.answer_via_api(question["id"], "waited")).status_code == 200
+        assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "waited"}
+
+        refused = await client.call_tool("ask_question", {"question": "Allowed: a bad value?", "background": "yes"})
+    assert refused.is_error
+    assert refused.content[0].text == (  # type: ignore[union-attr]
+        "Invalid arguments for ask_question: arguments.background: must be true or false"
+    )
+    assert not [q for q in await allowed_server.questions() if q["question"] == "Allowed: a bad value?"]
+
+
+async def test_where_the_choice_is_not_the_agents_the_seeds_schemas_are_unchanged(
+    tasks_server: LiveServer, live_server_proc: LiveServer
+) -> None:
+    for server in (tasks_server, live_server_proc):
+        async with server.mcp("2026-07-28") as client:
+            schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+        assert "background" not in schemas["ask_question"]["properties"]

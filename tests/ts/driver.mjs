@@ -13,6 +13,15 @@
 //                                         "client", "url"}, then, once the code is sent, {"event": "connected", ...}
 //   {"op": "code", "client": "a", "code": "..."}   the code the person's browser brought back to redirectUrl
 //   {"op": "tokens", "client": "a"}       -> {"event": "tokens", "client", "tokens", "clientId"}
+//   {"op": "task-call", "call": "k", "url": "...", "token": "...", "tool": "...", "args": {...}}
+//                                         a 2026-07-28 tools/call declaring the Tasks extension, on fetch (SDK 1.32
+//                                         speaks neither): -> {"event": "task", "call", "handle"} or {"event":
+//                                         "result", ...}; then it polls tasks/get at pollIntervalMs, -> {"event":
+//                                         "task-state", "call", "state"} on each change, until the task ends
+//   {"op": "task-cancel", "call": "k"}    tasks/cancel for that call's task -> {"event": "task-cancelled", "call"}
+//   {"op": "task-request", "call": "k", "method": "...", "params": {...}, "token"?: "..."}
+//                                         any other request on that call's URL (and token, unless another is
+//                                         given) -> {"event": "response", "call", "response"}
 // Every event carries "t", milliseconds since the driver started (performance.now()).
 import { createInterface } from "node:readline";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -105,6 +114,58 @@ async function call({ client: name, call: id, tool, args, timeout, resetTimeoutO
   }
 }
 
+// The Tasks extension (SEP-2663) by hand: SDK 1.32 knows only 2025-11-25, whose experimental tasks differ.
+const TASKS = "io.modelcontextprotocol/tasks";
+const taskCalls = new Map(); // call id -> {url, token, taskId}
+let nextId = 1;
+
+async function modernRequest({ url, token }, method, params, name) {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS]: {} } },
+    "io.modelcontextprotocol/clientInfo": { name: "ts-driver-tasks", version: "1.0.0" },
+  };
+  const headers = {
+    "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream",
+    Authorization: `Bearer ${token}`,
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": method,
+  };
+  if (name !== undefined) headers["Mcp-Name"] = name;
+  const body = { jsonrpc: "2.0", id: nextId++, method, params: { ...params, _meta: meta } };
+  const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
+  const text = await response.text();
+  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    return { status: response.status, message: text ? JSON.parse(text) : null };
+  }
+  // The response's event stream: the JSON-RPC response is the message that carries our id.
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data:")) continue;
+    const message = JSON.parse(line.slice(5));
+    if (message.id === body.id) return { status: response.status, message };
+  }
+  return { status: response.status, message: null };
+}
+
+async function taskCall({ call: id, url, token, tool, args }) {
+  const called = await modernRequest({ url, token }, "tools/call", { name: tool, arguments: args ?? {} }, tool);
+  const result = called.message?.result;
+  if (result?.resultType !== "task") return emit({ event: "result", call: id, response: called });
+  taskCalls.set(id, { url, token, taskId: result.taskId });
+  emit({ event: "task", call: id, handle: result });
+  let last = result.status;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, result.pollIntervalMs ?? 1000));
+    const polled = await modernRequest({ url, token }, "tasks/get", { taskId: result.taskId }, result.taskId);
+    const state = polled.message?.result;
+    if (!state) return emit({ event: "error", call: id, response: polled });
+    if (state.status !== last) emit({ event: "task-state", call: id, state });
+    last = state.status;
+    if (["completed", "cancelled", "failed"].includes(state.status)) return;
+  }
+}
+
 async function handle(command) {
   switch (command.op) {
     case "connect":
@@ -134,6 +195,20 @@ async function handle(command) {
     case "tokens": {
       const { kept } = clients.get(command.client);
       return emit({ event: "tokens", client: command.client, tokens: kept.tokens, clientId: kept.client?.client_id });
+    }
+    case "task-call":
+      taskCall(command).catch((error) => emit({ event: "failed", op: "task-call", message: String(error) }));
+      return emit({ event: "called", call: command.call });
+    case "task-cancel": {
+      const task = taskCalls.get(command.call);
+      const response = await modernRequest(task, "tasks/cancel", { taskId: task.taskId }, task.taskId);
+      return emit({ event: "task-cancelled", call: command.call, response });
+    }
+    case "task-request": {
+      const task = taskCalls.get(command.call);
+      const as = { ...task, token: command.token ?? task.token }; // another token's, to be refused
+      const response = await modernRequest(as, command.method, command.params ?? {}, task.taskId);
+      return emit({ event: "response", call: command.call, response });
     }
     case "tools": {
       const { client } = clients.get(command.client);
