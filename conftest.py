@@ -35,10 +35,11 @@ ROOT = Path(__file__).resolve().parent
 TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", "team"), "clients": ("e2e",)}
 
 
-# The longest test files, started first, then the other system tests, then the unit tests: `--dist loadfile`
-# hands out files in collection order, and a long one begun last kept a worker busy for minutes after the
-# others had finished (the suite's slowest files by a JUnit report's times, 2026-11-27; a file not named keeps
-# its place in its tier). The Claude Code TUI file is short on a quiet machine (16 s) and took minutes in CI.
+# The longest test files first among files of as many tests: pytest-xdist (--loadscope-reorder, its default)
+# hands out the files with the most tests first and keeps collection order between equals. Handing out the
+# slow files first instead was tried (2026-11-27, 3 and 4 workers): the nginx deployment test, the
+# benchmark comparison and the Claude Code terminal then started together, on a loaded machine, and failed.
+# (The suite's slowest files by a JUnit report's times, 2026-11-27; a file not named keeps its place.)
 SLOW_FIRST = [
     "tests/e2e/test_bench_smoke.py",
     "tests/clients/test_claude_code_tasks.py",
@@ -86,10 +87,6 @@ class SlowFirst:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SlowFirst(), "hookbridge-slow-first")
-    # pytest-xdist otherwise hands out the files with the most tests first, whatever order collection gave
-    # (its --loadscope-reorder, on by default): the slow files, which have few tests, then started last.
-    if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,8 @@
-"""POST /hooks/claude: Claude Code's HTTP hooks, answered as the host reads them.
+"""POST /hooks/claude and /hooks/gemini: an agent host's hooks, answered as the host reads them.
+
+Claude Code POSTs here itself (HTTP hooks); Gemini CLI runs `hookbridge hook gemini`, which POSTs its hook's
+JSON to /hooks/gemini and prints the answer. Either way the body is read in Claude Code's dialect
+(claudecode.hosts), so one rule set and one kind of card serve both, and answered in the host's own.
 
 A plain ASGI endpoint, not a Django view, for the same reason /mcp is one: an approval
 holds its request open for up to ten minutes, and the host closing it (its timeout, the
@@ -26,8 +30,9 @@ from django.db import DatabaseError
 from django.utils import timezone
 from starlette.types import Receive, Scope, Send
 
-from claudecode import hook_calls, policy, service
+from claudecode import hook_calls, hosts, policy, service
 from claudecode.hook_calls import BadHookBody, HookCall
+from claudecode.hosts import Host
 from claudecode.policy import RuleDecision
 from core import jsonapi
 from core.asgi_io import header, read_body, send_json
@@ -46,20 +51,22 @@ from tokens.models import Scope as TokenScope
 logger = logging.getLogger(__name__)
 
 PATH = "/hooks/claude"
-NO_DECISION: dict[str, Any] = {}
+PATHS = frozenset(hosts.PATHS)
+NO_DECISION: dict[str, Any] = hosts.NO_DECISION
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["method"] != "POST":
         await send_json(send, 405, {"error": "hooks are POSTed here"}, allow=b"POST")
         return
+    host = hosts.PATHS.get(scope["path"].rstrip("/"), hosts.CLAUDE_CODE)
     try:
         token = await _authenticate(scope)
-        call = await _read_call(receive)
+        call = await _read_call(receive, host)
         # A rule's time is counted from here: the token and the body are in hand (issue 19 caches the token).
         read_at = time.perf_counter()
         approve = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("approve", [""])[0] not in ("", "0")
-        await _handle(call, token, approve, receive, send, read_at)
+        await _handle(call, token, approve, receive, Answering(send, host, call.event), read_at)
     except Refused as exc:
         await send_json(send, exc.status, exc.body, **exc.header_bytes())
     except DatabaseError:
@@ -81,7 +88,7 @@ async def _authenticate(scope: Scope) -> AgentToken:
     return token
 
 
-async def _read_call(receive: Receive) -> HookCall:
+async def _read_call(receive: Receive, host: Host) -> HookCall:
     body = await read_body(receive, settings.HOOKBRIDGE_MAX_BODY_BYTES)
     if body is None:
         raise Refused(f"the body is larger than {settings.HOOKBRIDGE_MAX_BODY_BYTES} bytes", 413, field="body")
@@ -92,12 +99,27 @@ async def _read_call(receive: Receive) -> HookCall:
     if isinstance(payload, dict) and (problem := jsonapi.unstorable(payload)):
         raise Refused(problem, field=problem.split(":", 1)[0])
     try:
-        return hook_calls.parse(payload)
+        return hook_calls.parse(host.to_claude(payload), host.name)
     except BadHookBody as exc:
         raise Refused(str(exc), field=exc.field) from None
 
 
-async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Receive, send: Send, t0: float) -> None:
+class Answering:
+    """The host's answer channel: a decision in Claude Code's dialect, sent in the host's."""
+
+    def __init__(self, send: Send, host: Host, event: str) -> None:
+        self.send, self.host, self.event = send, host, event
+
+    async def answer(self, said: dict[str, Any]) -> None:
+        await send_json(self.send, 200, self.host.answer(self.event, said))
+
+    async def refuse(self, status: int, body: dict[str, Any]) -> None:
+        await send_json(self.send, status, body)
+
+
+async def _handle(
+    call: HookCall, token: AgentToken, approve: bool, receive: Receive, send: Answering, t0: float
+) -> None:
     asks = call.event == "PermissionRequest" or (call.event == "PreToolUse" and approve)
     if asks or call.event == "PreToolUse":
         ruled = await policy.decide_by_rule(
@@ -105,7 +127,7 @@ async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Rec
         )
         if ruled is not None and (asks or ruled.rule.action == "deny"):
             # Decided without a person: answered first, written after (the host is not kept waiting on a write).
-            await send_json(send, 200, host_answer(call, ruled.decision, by=ruled.rule.label))
+            await send.answer(host_answer(call, ruled.decision, by=ruled.rule.label))
             await _record_rule(call, token, ruled)
             return
     session = await _session(call, token)
@@ -123,7 +145,7 @@ async def _handle(call: HookCall, token: AgentToken, approve: bool, receive: Rec
         return []
 
     texts = await database_sync_to_async(record_and_collect)()
-    await send_json(send, 200, delivery_answer(via, texts))
+    await send.answer(delivery_answer(via, texts))
 
 
 async def _session(call: HookCall, token: AgentToken) -> AgentSession:
@@ -157,7 +179,9 @@ async def _until_disconnect(receive: Receive) -> None:
         pass
 
 
-async def _approval(call: HookCall, token: AgentToken, session: AgentSession, receive: Receive, send: Send) -> None:
+async def _approval(
+    call: HookCall, token: AgentToken, session: AgentSession, receive: Receive, send: Answering
+) -> None:
     """A person decides: the card goes up, the request is held until a decision, the host leaves, or time runs out.
 
     questions.asking holds it; this adapter tells it how the host leaves (its request closes) and
@@ -215,17 +239,17 @@ async def _approval(call: HookCall, token: AgentToken, session: AgentSession, re
         final = asking.result().question
     except (OverLimit, RateLimited) as exc:
         # Not an error the person at the host can act on: the host asks at the terminal.
-        await send_json(send, 429, {"error": str(exc)})
+        await send.refuse(429, {"error": str(exc)})
         return
     if final.status == Status.PENDING:
         await database_sync_to_async(final.time_out)()
         final = await database_sync_to_async(Question.objects.select_related("answer").get)(pk=final.pk)
     if final.status == Status.ANSWERED:
         answer = final.answer
-        await send_json(send, 200, host_answer(call, answer.data, by=answer.answered_by))
+        await send.answer(host_answer(call, answer.data, by=answer.answered_by))
         await database_sync_to_async(final.mark_delivered)()
     else:
-        await send_json(send, 200, NO_DECISION)
+        await send.answer(NO_DECISION)
     await database_sync_to_async(service.approval_decided)(session, final)
 
 

@@ -32,6 +32,8 @@ class HookCall:
     event: str
     session_id: str
     body: dict[str, Any]
+    # The agent host that sent it (claudecode.hosts), by the URL it was POSTed to.
+    host: str = "claude-code"
 
     @property
     def guid(self) -> uuid.UUID:
@@ -61,10 +63,10 @@ REQUIRED = ("hook_event_name", "session_id")
 TEXT_FIELDS = ("cwd", "transcript_path", "prompt_id", "tool_name", "tool_use_id", "prompt", "reason", "permission_mode")
 
 
-def parse(body: Any) -> HookCall:
+def parse(body: Any, host: str = "claude-code") -> HookCall:
     """The hook call a parsed JSON body holds; BadHookBody names the field that is wrong."""
     if not isinstance(body, dict):
-        raise BadHookBody("body", "must be a JSON object, as Claude Code sends")
+        raise BadHookBody("body", "must be a JSON object, as the host's hook sends")
     for name in REQUIRED:
         value = body.get(name)
         if not isinstance(value, str) or not value.strip():
@@ -83,7 +85,7 @@ def parse(body: Any) -> HookCall:
     duration = body.get("duration_ms")
     if duration is not None and (isinstance(duration, bool) or not isinstance(duration, int | float) or duration < 0):
         raise BadHookBody("duration_ms", "must be a number of milliseconds")
-    return HookCall(event=body["hook_event_name"], session_id=body["session_id"], body=body)
+    return HookCall(event=body["hook_event_name"], session_id=body["session_id"], body=body, host=host)
 
 
 def _text(value: Any) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from claudecode import hosts
 from claudecode.hook_calls import HookCall, bounded, outcome
 from claudecode.policy import RuleDecision
 from lifecycle.models import AgentSession, SessionEventType, SessionMessage
@@ -26,8 +27,6 @@ from tokens.models import AgentToken
 
 logger = logging.getLogger(__name__)
 
-HOST = "claude-code"
-
 
 def session_for(token: AgentToken, call: HookCall) -> AgentSession:
     """The session the host's session_id names (created on its first event, reopened if it ended).
@@ -36,8 +35,9 @@ def session_for(token: AgentToken, call: HookCall) -> AgentSession:
     """
     cwd = call.cwd
     project = PurePosixPath(cwd).name if cwd else ""
-    name = f"Claude Code in {cwd}" if cwd else f"Claude Code session {call.session_id}"
-    session, _ = AgentSession.open_as(call.guid, token=token, name=name[:200], project=project[:200], host=HOST)
+    host = hosts.title(call.host)
+    name = f"{host} in {cwd}" if cwd else f"{host} session {call.session_id}"
+    session, _ = AgentSession.open_as(call.guid, token=token, name=name[:200], project=project[:200], host=call.host)
     if session.closed_at is not None and call.event != "SessionEnd":
         session.reopen()
     return session
@@ -120,6 +120,9 @@ def approval_payload(call: HookCall) -> dict[str, Any]:
         "cwd": call.cwd,
         "session_id": call.session_id,
         "permission_mode": body.get("permission_mode"),
+        "host": call.host,
+        "host_title": hosts.title(call.host),
+        "host_tool_name": body.get("host_tool_name") or call.tool_name,
     }
 
 

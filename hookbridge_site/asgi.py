@@ -1,4 +1,4 @@
-"""The ASGI router: /mcp goes to the MCP SDK's app, /hooks/claude to Claude Code's hooks, the rest to Django.
+"""The ASGI router: /mcp to the MCP SDK's app, /hooks/claude and /hooks/gemini to the hosts' hooks, the rest to Django.
 
 The site shell is the top floor: the one place that imports every app, mcpapi included (docs/architecture.md).
 """
@@ -45,7 +45,7 @@ async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
     collector.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)
-    elif scope["path"].rstrip("/") == claude_hooks.PATH:
+    elif scope["path"].rstrip("/") in claude_hooks.PATHS:
         await claude_hooks.app(scope, receive, send)
     else:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]

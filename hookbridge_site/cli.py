@@ -3,7 +3,9 @@
     hookbridge serve [--port N] [--open] [--register] [-v]   (-v: every request logged, and daphne's notes)
     hookbridge stdio [--toolsets maxsim+askme] [--token T] [--no-open]
     hookbridge token NAME [--scope answer] [--project P | --all-projects]
-    hookbridge register | unregister [--project DIR] [--hooks]
+    hookbridge register | unregister [--project DIR] [--hooks]   (Claude Code)
+    hookbridge register | unregister gemini [--project DIR]      (Gemini CLI: its hooks and MCP server)
+    hookbridge hook gemini                                   (an agent host's hook: its JSON in, the decision out)
     hookbridge questions list | show | answer | dismiss
     hookbridge user create NAME [--email E] [--admin]
     hookbridge project create | member | list
@@ -34,11 +36,14 @@ COMMANDS = {
 }
 
 
+# `hookbridge register HOST`: the management command's suffix for each host.
+REGISTERED_HOSTS = {"claude-code": "claude", "gemini": "gemini"}
+
 WHAT = "Hook Bridge: AI coding agents ask your team over MCP, and wait while a person answers on a live dashboard.\n"
 
 
 def usage() -> str:
-    names = ", ".join(COMMANDS)
+    names = ", ".join([*COMMANDS, "hook"])
     return f"usage: hookbridge <command> [options]; commands: {names}. `hookbridge <command> --help` for its options."
 
 
@@ -73,7 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         sys.stderr.write(WHAT + usage() + "\n")
         return 2
+    if args[0] == "hook":
+        # Run on every tool use an agent host makes: no Django to set up, nothing on stdout but the answer.
+        from hookbridge_site import hook_client
+
+        return hook_client.main(args[1:])
     command = COMMANDS.get(args[0])
+    if command in ("register_claude", "unregister_claude") and len(args) > 1 and args[1] in REGISTERED_HOSTS:
+        # `register gemini`: that host's own command; `register` alone, or `register claude-code`, Claude Code's.
+        command = command.replace("claude", REGISTERED_HOSTS[args[1]])
+        args = [args[0], *args[2:]]
     if command is None:
         sys.stderr.write(f"hookbridge: unknown command {args[0]!r}; {usage()}\n")
         return 2

@@ -1,0 +1,121 @@
+"""Agent hosts whose hooks reach the team: Claude Code, and Gemini CLI in Claude Code's terms.
+
+One rule set, one kind of card, one timeline: a host's hook JSON is read into Claude Code's dialect (the one
+the endpoint, the team rules and the approval cards speak: `Bash` with a `command`, `Write` with a
+`file_path` and `content`, `Edit` with `old_string` and `new_string`), and the answer is written back in the
+host's own. So a rule on `Bash(rm -rf*)` decides Gemini's `run_shell_command` too, and the card names the
+host ("Gemini CLI in /home/alice/shop"). A host's tools with no Claude Code counterpart keep their own names.
+
+The host's original tool name and event are kept in the body beside the translated ones (`host_tool_name`,
+`host_event_name`), so a card or an export can say what the host itself called them; which host it was is the
+URL's to say (HookCall.host), never the body's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+NO_DECISION: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str  # as in `hookbridge hook <name>` and AgentSession.host
+    title: str  # as people call it, on cards and sessions
+    path: str  # where its hooks are POSTed
+    # The host's event → Claude Code's. An event not named here is recorded as the host named it.
+    events: dict[str, str] = field(default_factory=dict)
+    # The host's tool → Claude Code's, for the tools a team rule or a card must recognise.
+    tools: dict[str, str] = field(default_factory=dict)
+
+    def to_claude(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The host's hook body in Claude Code's dialect (a body that is not an object is left to the parser)."""
+        if not self.events or not isinstance(body, dict):
+            return body
+        said = dict(body)
+        event = body.get("hook_event_name")
+        if isinstance(event, str) and event in self.events:
+            said["hook_event_name"] = self.events[event]
+            said["host_event_name"] = event
+        tool = body.get("tool_name")
+        if isinstance(tool, str) and tool in self.tools:
+            said["tool_name"] = self.tools[tool]
+            said["host_tool_name"] = tool
+        return said
+
+    def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """Claude Code's answer to an `event` hook (its dialect), as this host reads it."""
+        return answer
+
+    def no_decision(self, body: Any, *, refuse: str = "") -> dict[str, Any]:
+        """What the host is told when nobody decided (or the server could not be asked): its own prompt asks.
+
+        `refuse`, for a host run where nobody is at its prompt: the reason it is refused instead.
+        """
+        event = body.get("hook_event_name") if isinstance(body, dict) else None
+        said = str(self.events.get(event, event)) if isinstance(event, str) else ""
+        if refuse and said == "PermissionRequest":
+            return self.answer(said, {"hookSpecificOutput": {"decision": {"behavior": "deny", "message": refuse}}})
+        return self.answer(said, NO_DECISION)
+
+
+def _decision(answer: dict[str, Any]) -> dict[str, Any] | None:
+    output = answer.get("hookSpecificOutput")
+    decision = output.get("decision") if isinstance(output, dict) else None
+    return decision if isinstance(decision, dict) else None
+
+
+@dataclass(frozen=True)
+class Gemini(Host):
+    """Gemini CLI's command hooks (settings.json `hooks`): BeforeTool gates a tool, exit code 0 and JSON out.
+
+    Its BeforeTool decisions: "allow", "deny" (the model reads "Tool execution blocked: <reason>"), and "ask",
+    which makes the CLI ask at its own prompt whatever its approval mode (`--yolo` included): what "no
+    decision" must be, so nothing runs that nobody allowed. `gemini -p` has no prompt to ask at and waits on
+    "ask" for ever (0.61), so a headless registration refuses instead (`hookbridge hook gemini --undecided deny`).
+    """
+
+    def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
+        if event == "PermissionRequest":
+            decision = _decision(answer)
+            if decision is None:
+                return {"decision": "ask", "systemMessage": "Hook Bridge: nobody on the team decided; asking here."}
+            if decision.get("behavior") != "allow":
+                return {"decision": "deny", "reason": str(decision.get("message") or "Denied on Hook Bridge.")}
+            allowed: dict[str, Any] = {"decision": "allow"}
+            if isinstance(decision.get("updatedInput"), dict):
+                allowed["hookSpecificOutput"] = {"hookEventName": "BeforeTool", "tool_input": decision["updatedInput"]}
+            return allowed
+        output = answer.get("hookSpecificOutput")
+        if isinstance(output, dict) and "additionalContext" in output:
+            # People's messages and late answers, handed to the model after a tool ran.
+            return {
+                "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": output["additionalContext"]}
+            }
+        return NO_DECISION
+
+
+CLAUDE_CODE = Host(name="claude-code", title="Claude Code", path="/hooks/claude")
+GEMINI = Gemini(
+    name="gemini",
+    title="Gemini CLI",
+    path="/hooks/gemini",
+    events={
+        "BeforeTool": "PermissionRequest",
+        "AfterTool": "PostToolUse",
+        "BeforeAgent": "UserPromptSubmit",
+        "SessionStart": "SessionStart",
+        "SessionEnd": "SessionEnd",
+    },
+    tools={"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit", "read_file": "Read"},
+)
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI)}
+PATHS: dict[str, Host] = {host.path: host for host in HOSTS.values()}
+
+
+def title(name: str) -> str:
+    """A host's name as people call it ("Gemini CLI"); an unknown one as it is."""
+    host = HOSTS.get(name)
+    return host.title if host is not None else name

@@ -1,0 +1,72 @@
+"""claudecode.hosts: a host's hook body read in Claude Code's dialect, and the answer written in the host's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from claudecode import hook_calls
+from claudecode.hosts import CLAUDE_CODE, GEMINI, HOSTS, PATHS, title
+
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "tests" / "fixtures" / "gemini_hooks"
+
+
+def gemini(event: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((FIXTURES / f"{event}.json").read_text())
+    return found
+
+
+def test_geminis_shell_command_reads_as_a_bash_permission_request_keeping_its_own_names() -> None:
+    call = hook_calls.parse(GEMINI.to_claude(gemini("BeforeTool")), GEMINI.name)
+    assert (call.event, call.tool_name, call.host) == ("PermissionRequest", "Bash", "gemini")
+    assert call.tool_input == {"command": "echo hi > made.txt", "description": "Run the command"}
+    assert call.body["host_tool_name"] == "run_shell_command"
+    assert call.body["host_event_name"] == "BeforeTool"
+    assert call.summary() == "Bash: echo hi > made.txt"
+
+
+def test_an_event_or_tool_it_does_not_know_is_kept_as_gemini_named_it() -> None:
+    body = {**gemini("BeforeTool"), "hook_event_name": "BeforeModel", "tool_name": "google_web_search"}
+    said = GEMINI.to_claude(body)
+    assert (said["hook_event_name"], said["tool_name"]) == ("BeforeModel", "google_web_search")
+
+
+def test_claude_codes_own_body_and_answer_pass_through_unchanged() -> None:
+    body: dict[str, Any] = {"hook_event_name": "PermissionRequest", "session_id": "s", "tool_name": "Bash"}
+    assert CLAUDE_CODE.to_claude(body) is body
+    answer = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}
+    assert CLAUDE_CODE.answer("PermissionRequest", answer) is answer
+
+
+def test_a_decision_is_written_as_gemini_reads_it() -> None:
+    def decided(decision: dict[str, Any]) -> dict[str, Any]:
+        return GEMINI.answer("PermissionRequest", {"hookSpecificOutput": {"decision": decision}})
+
+    assert decided({"behavior": "allow"}) == {"decision": "allow"}
+    assert decided({"behavior": "deny", "message": "Not today"}) == {"decision": "deny", "reason": "Not today"}
+    assert decided({"behavior": "deny"}) == {"decision": "deny", "reason": "Denied on Hook Bridge."}
+    edited = decided({"behavior": "allow", "updatedInput": {"command": "ls"}})
+    assert edited["hookSpecificOutput"] == {"hookEventName": "BeforeTool", "tool_input": {"command": "ls"}}
+
+
+def test_no_decision_asks_at_geminis_prompt_or_refuses_where_nobody_is_there() -> None:
+    assert GEMINI.no_decision(gemini("BeforeTool"))["decision"] == "ask"
+    refused = GEMINI.no_decision(gemini("BeforeTool"), refuse="Hook Bridge: down; not run.")
+    assert refused == {"decision": "deny", "reason": "Hook Bridge: down; not run."}
+    assert GEMINI.no_decision(gemini("AfterTool")) == {}, "only a gate has a decision to make"
+    assert GEMINI.no_decision(None) == {}
+
+
+def test_a_message_for_the_agent_after_a_tool_is_geminis_additional_context() -> None:
+    said = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "Use pnpm"}}
+    assert GEMINI.answer("PostToolUse", said) == {
+        "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "Use pnpm"}
+    }
+
+
+def test_each_host_has_one_path_and_a_title_people_know() -> None:
+    assert PATHS == {"/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI}
+    assert set(HOSTS) == {"claude-code", "gemini"}
+    assert title("gemini") == "Gemini CLI"
+    assert title("someone-new") == "someone-new"

@@ -1,0 +1,112 @@
+"""`hookbridge hook HOST`: the command an agent host runs as its hook (Gemini CLI's command hooks).
+
+It reads the host's hook JSON on stdin, POSTs it to the server's /hooks/<host> (HOOKBRIDGE_URL, with
+HOOKBRIDGE_TOKEN), waits while a person decides, and writes the server's answer, already in the host's
+format, to stdout: nothing else, since the host parses stdout as its decision. It runs on every tool use, so
+it sets up no Django and imports only the standard library and the hosts' table.
+
+When the server cannot be asked (down, refused, too slow for the host's own hook timeout) it writes the host's
+"no decision" (for Gemini CLI, "ask": the CLI asks at its own prompt) and one line on stderr saying why:
+never a silent allow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from typing import IO, Any
+
+from claudecode.hosts import HOSTS, Host
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+# The server answers "no decision" itself at HOOKBRIDGE_APPROVAL_TIMEOUT (590 s); `register gemini` gives
+# the hook 600 s. This is between them: the host never kills the hook before it has answered.
+DEFAULT_TIMEOUT = 595.0
+
+
+def parser() -> argparse.ArgumentParser:
+    made = argparse.ArgumentParser(
+        prog="hookbridge hook",
+        description="Run as an agent host's hook: its JSON on stdin, the team's decision on stdout.",
+    )
+    made.add_argument("host", choices=sorted(name for name in HOSTS if name != "claude-code"))
+    made.add_argument("--url", default=None, help=f"the server (HOOKBRIDGE_URL, default {DEFAULT_URL})")
+    made.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help=f"seconds to wait for the team (HOOKBRIDGE_HOOK_TIMEOUT, default {DEFAULT_TIMEOUT:g}); "
+        "keep it below the host's own hook timeout",
+    )
+    made.add_argument(
+        "--undecided",
+        choices=["ask", "deny"],
+        default="ask",
+        help="when nobody decides or the server cannot be asked: ask at the host's own prompt (default), or deny "
+        "(for a headless run, where nobody is at that prompt)",
+    )
+    return made
+
+
+def main(argv: list[str], stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    host = HOSTS[args.host]
+    raw = (stdin or sys.stdin).read()
+    out = stdout or sys.stdout
+    env = os.environ
+    timeout = args.timeout if args.timeout is not None else float(env.get("HOOKBRIDGE_HOOK_TIMEOUT", DEFAULT_TIMEOUT))
+    url = args.url or env.get("HOOKBRIDGE_URL", DEFAULT_URL)
+    answer, why = ask(host, raw, url, env.get("HOOKBRIDGE_TOKEN", ""), timeout)
+    try:
+        body: Any = json.loads(raw)
+    except ValueError:
+        body = None
+    if answer is None:
+        refused = args.undecided == "deny"
+        sys.stderr.write(f"hookbridge hook {host.name}: {why}; {'refused' if refused else f'the {host.title} asks'}\n")
+        answer = json.dumps(host.no_decision(body, refuse=f"Hook Bridge: {why}; not run." if refused else ""))
+    elif args.undecided == "deny" and json.loads(answer) == host.no_decision(body):
+        answer = json.dumps(host.no_decision(body, refuse="Hook Bridge: nobody on the team decided in time; not run."))
+    out.write(answer)
+    out.write("\n")
+    out.flush()
+    return 0
+
+
+def ask(host: Host, raw: str, url: str, token: str, timeout: float) -> tuple[str | None, str]:
+    """(the server's answer, "") or (None, why it could not be had)."""
+    if not token:
+        return None, "HOOKBRIDGE_TOKEN is not set (an agent token: `hookbridge token NAME`)"
+    request = urllib.request.Request(
+        url.rstrip("/") + host.path,
+        data=raw.encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            text: str = response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return None, f"the server refused the hook ({exc.code}: {_error_of(exc)})"
+    except TimeoutError:
+        return None, f"no decision within {timeout:g} s"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return None, f"cannot reach Hook Bridge at {url} ({reason})"
+    try:
+        json.loads(text)
+    except ValueError:
+        return None, "the server's answer is not JSON"
+    return text, ""
+
+
+def _error_of(exc: urllib.error.HTTPError) -> str:
+    try:
+        said = json.loads(exc.read().decode())
+    except (ValueError, OSError):
+        return str(exc.reason)
+    return str(said.get("error") or said) if isinstance(said, dict) else str(said)

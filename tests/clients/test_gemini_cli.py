@@ -1,0 +1,127 @@
+"""The real Gemini CLI (0.61, from npm) against a real daphne process, offline (issue 41).
+
+The model is testing/gemini_stand_in.py, scripted to run one shell command; the hooks and the MCP server are
+the ones `register gemini` writes; the token comes from the environment. `gemini -p … --yolo` would run any
+command by itself: with Hook Bridge's BeforeTool hook it runs one only when the team allows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testing.gemini_cli import GEMINI, GeminiModel, gemini_env, gemini_home, scripted_gemini
+from testing.live import LiveServer, free_port, serving
+
+pytestmark = [
+    pytest.mark.skipif(not GEMINI.exists(), reason="the Gemini CLI is not installed (make gemini-deps)"),
+    pytest.mark.timeout(300),
+]
+
+COMMAND = "echo made > hi.txt"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LiveServer]:
+    yield from serving()
+
+
+async def gemini(project: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        str(GEMINI), "-p", "make hi.txt", "--yolo",
+        cwd=project, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def registered(server: LiveServer, tmp_path: Path, url: str | None = None) -> tuple[Path, Path]:
+    """A home and a project, with Hook Bridge registered as a headless run's (`gemini -p`) is."""
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    settings = gemini_home(home)
+    token = server.tokens["agent-a"]
+    server.manage(
+        "register_gemini", "--settings-file", str(settings), "--url", url or server.url, "--token", token, "--headless"
+    )
+    return home, project
+
+
+async def pending_approval(server: LiveServer, cli: asyncio.subprocess.Process) -> dict[str, Any]:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        for question in await server.questions("pending"):
+            if question["kind"] == "approval" and question["payload"]["tool_input"].get("command") == COMMAND:
+                return question
+        assert cli.returncode is None, "the CLI ended before asking"
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"no approval for {COMMAND!r}; server log:\n{server.log()[-3000:]}")
+
+
+async def finished(cli: asyncio.subprocess.Process) -> str:
+    out, _ = await asyncio.wait_for(cli.communicate(), 120)
+    return out.decode(errors="replace")
+
+
+async def decided(server: LiveServer, tmp_path: Path, decision: dict[str, Any]) -> tuple[GeminiModel, Path, str]:
+    home, project = registered(server, tmp_path)
+    with scripted_gemini(COMMAND, tmp_path) as model:
+        cli = await gemini(project, gemini_env(model, home, server.tokens["agent-a"]))
+        try:
+            approval = await pending_approval(server, cli)
+            assert approval["payload"]["host_title"] == "Gemini CLI"
+            assert not (project / "hi.txt").exists(), "held: nothing ran yet"
+            assert (await server.answer_via_api(approval["id"], decision)).status_code == 200
+            out = await finished(cli)
+        finally:
+            if cli.returncode is None:
+                cli.kill()
+                await cli.wait()
+    return model, project, out
+
+
+async def test_the_cli_runs_a_command_only_once_the_team_allows_it(server: LiveServer, tmp_path: Path) -> None:
+    model, project, out = await decided(server, tmp_path, {"behavior": "allow"})
+    assert (project / "hi.txt").read_text() == "made\n", out
+    assert model.heard("Output: (empty)"), "the model was told the command ran"
+
+
+async def test_a_deny_blocks_the_command_and_the_model_reads_the_reason(server: LiveServer, tmp_path: Path) -> None:
+    model, project, out = await decided(server, tmp_path, {"behavior": "deny", "message": "Not on a Friday"})
+    assert not (project / "hi.txt").exists(), out
+    assert model.heard("Tool execution blocked: Not on a Friday"), out
+
+
+async def test_with_the_server_down_the_yolo_cli_runs_nothing_it_was_not_allowed(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    home, project = registered(server, tmp_path, url=f"http://127.0.0.1:{free_port()}")
+    with scripted_gemini(COMMAND, tmp_path) as model:
+        out = await finished(await gemini(project, gemini_env(model, home, server.tokens["agent-a"])))
+    assert not (project / "hi.txt").exists(), out
+    assert model.heard("Tool execution blocked: Hook Bridge: cannot reach Hook Bridge at http://127.0.0.1:"), out
+
+
+async def test_the_cli_asks_the_team_over_mcp_and_its_model_hears_the_answer(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    # The MCP server entry `register gemini` wrote, its token expanded by the CLI from $HOOKBRIDGE_TOKEN.
+    home, project = registered(server, tmp_path)
+    question = "Which region, asked from Gemini CLI?"
+    ask = "mcp:mcp_hookbridge_ask_question:" + json.dumps({"question": question})
+    with scripted_gemini(ask, tmp_path) as model:
+        cli = await gemini(project, gemini_env(model, home, server.tokens["agent-a"]))
+        try:
+            asked = await server.wait_for_question(question, timeout=90)
+            assert cli.returncode is None, "the CLI waits for the answer"
+            assert (await server.answer_via_api(asked["id"], "eu-west-1")).status_code == 200
+            out = await finished(cli)
+        finally:
+            if cli.returncode is None:
+                cli.kill()
+                await cli.wait()
+    assert model.heard("eu-west-1"), out
