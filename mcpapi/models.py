@@ -61,9 +61,12 @@ class AskTask(models.Model):
         )
 
     def decline_in_client(self) -> None:
-        AskTask.objects.filter(pk=self.pk, declined_in_client_at__isnull=True).update(
-            declined_in_client_at=timezone.now()
-        )
+        # Atomic: the task stops offering the form and the card stops saying so, together.
+        with transaction.atomic():
+            AskTask.objects.filter(pk=self.pk, declined_in_client_at__isnull=True).update(
+                declined_in_client_at=timezone.now()
+            )
+            self.question.no_longer_in_client()
 
     @classmethod
     def owned(cls, task_id: str, token_id: int | None) -> AskTask | None:

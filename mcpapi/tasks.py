@@ -243,8 +243,13 @@ def answered_in_client(task: AskTask, response: Any) -> None:
         task.decline_in_client()
         return
     content = response.get("content")
-    if not isinstance(content, dict):
+    if content is not None and not isinstance(content, dict):
         raise MCPError(INVALID_PARAMS, f"{field}.content: the form's values, as an object")
+    if not any(value not in (None, "", []) for value in (content or {}).values()):
+        # Accepted with nothing filled in: no answer, so the team's, as a decline. (Refused, Claude Code 2.1.331
+        # marks the task failed and cancels it, which would withdraw the question from the team too.)
+        task.decline_in_client()
+        return
     try:
         reply = question.kind_spec.from_elicitation(question, content)
         by = f"{task.token.name if task.token else question.asker_name} (in {task.client or 'its client'})"

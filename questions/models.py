@@ -333,6 +333,12 @@ class Question(InProject):
             self.offered_in_client = True
             send_on_commit(signals.question_asked, Question, question_id=self.pk, new=False, question=self)
 
+    def no_longer_in_client(self) -> None:
+        """The person at the agent's client declined the form: the card stops saying it is offered there."""
+        if Question.objects.filter(pk=self.pk, offered_in_client=True).update(offered_in_client=False):
+            self.offered_in_client = False
+            send_on_commit(signals.question_asked, Question, question_id=self.pk, new=False, question=self)
+
     def _asked_again(self, *, in_background: bool) -> None:
         """Question.ask's re-attach, within its transaction: the question back on every dashboard as it now is."""
         changes: dict[str, Any] = {}

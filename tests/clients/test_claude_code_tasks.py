@@ -11,6 +11,7 @@ trusted, the API key approved, the tool allowed, the server added at user scope.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import subprocess
@@ -152,6 +153,16 @@ async def asked_of(server: LiveServer, question: str, shown: Callable[[], str]) 
     return found
 
 
+async def answered_on_the_card(server: LiveServer, question: str, shown: Callable[[], str]) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for found in await server.questions():
+            if found["question"] == question and found["status"] != "pending":
+                return found
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"{question!r} still pending after 60 s; the CLI shows:\n{shown()}")
+
+
 def heard(model: Model, needle: str) -> str | None:
     """The first request to the model whose text holds `needle`, as text."""
     for request in model.requests():
@@ -246,3 +257,52 @@ async def test_a_headless_run_declares_no_tasks_and_its_call_waits_for_the_answe
     assert await cli.wait() == 0, out.decode(errors="replace")
     assert told is not None
     assert "<task-notification>" not in told, "the answer came as the call's own result"
+
+
+@pytest.fixture(scope="module")
+def offering_server() -> Iterator[LiveServer]:
+    yield from serving(HOOKBRIDGE_TASKS="auto", HOOKBRIDGE_ANSWER_IN_CLIENT="1", HOOKBRIDGE_DEBUG="1")
+
+
+async def test_offered_in_the_terminal_a_person_there_answers_and_the_teams_card_is_answered_too(
+    offering_server: LiveServer, tmp_path: Path
+) -> None:
+    server = offering_server
+    question = "Which region, answered in the terminal?"
+    options = [{"label": "Europe", "value": "eu-west-1"}, {"label": "US", "value": "us-east-1"}]
+    command = "mcp:mcp__hookbridge__ask_question:" + json.dumps({"question": question, "options": options})
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    with scripted_model(command, tmp_path) as model:
+        env = terminal_env(model, home, server)
+        terminal = await asking_cli(server, home, project, env)
+        try:
+            asked = await asked_of(server, question, terminal.screen)
+            # Claude Code shows the task's input request as a form of its own, the question its message.
+            shown = await until("the form", lambda: "requests your input" in terminal.screen(), 60, terminal.screen)
+            assert shown
+            assert question in terminal.screen()
+            terminal.keys("Right")  # open the choice
+            await until("the options", lambda: "◯ Europe" in terminal.screen(), 30, terminal.screen)
+            terminal.keys("Enter")  # choose the first
+            await until("Europe chosen", lambda: "✔ Choose one: Europe" in terminal.screen(), 30, terminal.screen)
+            terminal.keys("Down")
+            chosen = "❯ Accept"  # noqa: RUF001 (the pointer the TUI draws)
+            await until("Accept", lambda: chosen in terminal.screen(), 30, terminal.screen)
+            # Enter, again if the form is still up a few seconds later: a key sent while the TUI redraws is lost.
+            for _ in range(5):
+                terminal.keys("Enter")
+                with contextlib.suppress(AssertionError):
+                    await until("the form closing", lambda: "requests your input" not in terminal.screen(), 3, str)
+                    break
+            answered = await answered_on_the_card(server, question, terminal.screen)
+            # The options are in the model's own tool call: the answer is known by who gave it.
+            who = "Answered by agent-a (in Claude Code)"
+            result = await until("the model hearing it", lambda: heard(model, who), 60, terminal.screen)
+        finally:
+            terminal.close()
+    assert answered["id"] == asked["id"]
+    assert answered["answer"]["text"] == "eu-west-1", answered["answer"]
+    assert answered["answer"]["answeredBy"] == "agent-a (in Claude Code)"
+    notice = result[result.index("<task-notification>") : result.index("</task-notification>")]
+    assert "Answered by agent-a (in Claude Code) in the agent" in notice, notice

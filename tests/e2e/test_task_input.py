@@ -4,6 +4,7 @@ SDK's own Client, with a form elicitation callback and the Tasks extension, agai
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -92,8 +93,6 @@ async def test_a_value_outside_the_form_is_refused_naming_it_and_changes_nothing
         cases: list[tuple[dict[str, Any], str]] = [
             ({"answer": {"action": "accept", "content": {"choice": "mars"}}},
              "inputResponses.answer.content.choice: 'mars' is not one of this question's options."),
-            ({"answer": {"action": "accept", "content": {}}},
-             "inputResponses.answer.content.answer: Choose one of the options, or write your own answer."),
             ({"answer": {"action": "maybe"}}, "inputResponses.answer.action: must be 'accept', 'decline' or 'cancel'"),
             ({"other": {"action": "accept", "content": {}}}, "inputResponses.other: this task asks for no such input"),
         ]  # fmt: skip
@@ -109,12 +108,25 @@ async def test_a_value_outside_the_form_is_refused_naming_it_and_changes_nothing
     assert "It is also offered in the agent's own client: the first answer, there or here, wins." in page
 
 
-async def test_declined_in_the_client_the_question_stays_with_the_team(server: LiveServer) -> None:
-    handle = await ask(server, "Input: declined here?")
+@pytest.mark.parametrize(
+    "response",
+    [{"action": "decline"}, {"action": "accept", "content": {}}, {"action": "accept", "content": {"answer": ""}}],
+    ids=["declined", "accepted empty", "accepted blank"],
+)
+async def test_declined_or_accepted_empty_in_the_client_the_question_stays_with_the_team(
+    server: LiveServer, response: dict[str, Any]
+) -> None:
+    # An empty accept is not refused: Claude Code cancels a task whose update is refused, withdrawing the question.
+    text = f"Input: left to the team ({json.dumps(response)})?"
+    handle = await ask(server, text)
     async with client(server) as connected:
-        await tasks.update(connected.session, handle.task_id, {"answer": {"action": "decline"}})
+        await tasks.update(connected.session, handle.task_id, {"answer": response})
         assert (await tasks.get(connected.session, handle.task_id))["status"] == "working"
-        question = await server.wait_for_question("Input: declined here?")
+        question = await server.wait_for_question(text)
+        async with server.login() as browser:
+            page = (await browser.get(f"/questions/{question['id']}/")).text
+        assert "Asked in the background" in page
+        assert "also offered in the agent" not in page, "the card no longer says it is offered there"
         assert (await server.answer_via_api(question["id"], "eu")).status_code == 200
         done = await tasks.get(connected.session, handle.task_id)
     assert tasks.seeds_part(done["result"]["structuredContent"]) == {"answer": "eu"}
