@@ -242,10 +242,10 @@ def answered_in_client(task: AskTask, response: Any) -> None:
     if action != "accept":
         task.decline_in_client()
         return
-    content = response.get("content")
-    if content is not None and not isinstance(content, dict):
+    content = response.get("content", {})
+    if not isinstance(content, dict):
         raise MCPError(INVALID_PARAMS, f"{field}.content: the form's values, as an object")
-    if not any(value not in (None, "", []) for value in (content or {}).values()):
+    if not any(value not in (None, "", []) for value in content.values()):
         # Accepted with nothing filled in: no answer, so the team's, as a decline. (Refused, Claude Code 2.1.331
         # marks the task failed and cancels it, which would withdraw the question from the team too.)
         task.decline_in_client()
