@@ -63,7 +63,14 @@ async def pending_approval(server: LiveServer, cli: asyncio.subprocess.Process) 
 
 
 async def finished(cli: asyncio.subprocess.Process) -> str:
-    out, _ = await asyncio.wait_for(cli.communicate(), 120)
+    """What the CLI printed once it ended; killed if it has not within two minutes (an "ask" with nobody to ask
+    waits for ever)."""
+    try:
+        out, _ = await asyncio.wait_for(cli.communicate(), 120)
+    finally:
+        if cli.returncode is None:
+            cli.kill()
+            await cli.wait()
     return out.decode(errors="replace")
 
 

@@ -192,3 +192,22 @@ def test_register_gemini_writes_its_hooks_and_mcp_server_and_unregister_gives_th
     assert json.loads(settings.read_text()) == written, "a second register adds nothing"
     server.manage("unregister_gemini", "--project", str(tmp_path), "--url", server.url)
     assert settings.read_text() == before
+
+
+async def test_a_message_from_the_session_page_reaches_geminis_model_after_its_next_tool_once(
+    server: LiveServer,
+) -> None:
+    session = str(uuid.uuid4())
+    code, _, err = await run_hook(server, body("BeforeAgent", session_id=session))
+    assert code == 0, err
+    async with server.login() as http:
+        sent = await http.post(
+            f"/sessions/{session}/messages", data={"text": "Use pnpm, not npm"}, headers={"HX-Request": "true"}
+        )
+    assert sent.status_code == 200, sent.text
+    _, out, _ = await run_hook(server, body("AfterTool", session_id=session))
+    context = json.loads(out)["hookSpecificOutput"]
+    assert context["hookEventName"] == "AfterTool"
+    assert "Use pnpm, not npm" in context["additionalContext"]
+    _, again, _ = await run_hook(server, body("AfterTool", session_id=session))
+    assert json.loads(again) == {}, "handed over once"
