@@ -73,7 +73,8 @@ async def test_a_shell_command_waits_for_the_team_and_a_deny_reaches_gemini_with
     assert approval["payload"]["host_title"] == "Gemini CLI"
     async with server.login() as browser:
         page = (await browser.get(f"/questions/{approval['id']}/")).text
-    assert "Gemini CLI in <code>/home/alice/shop</code>" in page
+    assert "Gemini CLI in /home/alice/shop" in page, "the card names the host (its session's name)"
+    assert "Claude Code" not in page
     assert not hook.done(), "held until a person decides"
     decision = {"behavior": "deny", "message": "Not the build folder"}
     assert (await server.answer_via_api(approval["id"], decision)).status_code == 200
