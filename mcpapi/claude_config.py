@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,8 +200,20 @@ def hook_entry(url: str, token_env: str, timeout: int) -> dict[str, Any]:
     }
 
 
-def add_hooks(data: dict[str, Any], events: list[str], entry: dict[str, Any], matcher: str = "*") -> list[str]:
-    """Add `entry` under each event (once: a second run adds nothing); returns the events it was added to."""
+def add_hooks(
+    data: dict[str, Any],
+    events: Sequence[str],
+    entry: dict[str, Any],
+    matcher: str = "*",
+    *,
+    ours: Callable[[Any], bool] | None = None,
+    tool_events: Sequence[str] = TOOL_EVENTS,
+) -> list[str]:
+    """Add `entry` under each event (once: a second run adds nothing); returns the events it was added to.
+
+    `ours` tells a hook already added (default: an HTTP hook to the entry's URL); `tool_events` get `matcher`.
+    """
+    is_ours = ours or (lambda hook: _ours(hook, entry["url"]))
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError("'hooks' in the settings is not an object; refusing to touch it")
@@ -209,11 +222,9 @@ def add_hooks(data: dict[str, Any], events: list[str], entry: dict[str, Any], ma
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"'hooks.{event}' in the settings is not a list; refusing to touch it")
-        if any(
-            _ours(hook, entry["url"]) for group in groups if isinstance(group, dict) for hook in group.get("hooks", [])
-        ):
+        if any(is_ours(hook) for group in groups if isinstance(group, dict) for hook in group.get("hooks", [])):
             continue
-        group: dict[str, Any] = {"matcher": matcher} if event in TOOL_EVENTS else {}
+        group: dict[str, Any] = {"matcher": matcher} if event in tool_events else {}
         group["hooks"] = [entry]
         groups.append(group)
         added.append(event)
@@ -226,6 +237,11 @@ def _ours(hook: Any, url: str) -> bool:
 
 def remove_hooks(data: dict[str, Any], url: str) -> list[str]:
     """Remove every HTTP hook to `url`, and the groups, lists and object that leaves empty; returns the events."""
+    return remove_hooks_where(data, lambda hook: _ours(hook, url))
+
+
+def remove_hooks_where(data: dict[str, Any], ours: Callable[[Any], bool]) -> list[str]:
+    """Remove every hook `ours` tells, and the groups, lists and object that leaves empty; returns the events."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return []
@@ -237,7 +253,7 @@ def remove_hooks(data: dict[str, Any], url: str) -> list[str]:
         kept_groups = []
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                kept = [hook for hook in group["hooks"] if not _ours(hook, url)]
+                kept = [hook for hook in group["hooks"] if not ours(hook)]
                 if len(kept) != len(group["hooks"]):
                     removed.append(event)
                     if not kept:

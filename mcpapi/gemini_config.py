@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcpapi import claude_config
 from mcpapi.claude_config import ConfigError
 
 # BeforeTool gates these (a shell command, a write, an edit); the others only tell the session's timeline.
@@ -48,20 +49,8 @@ def _ours(hook: Any) -> bool:
 
 def add(data: dict[str, Any], command: str, timeout_seconds: int, mcp_name: str, mcp_url: str) -> list[str]:
     """Add the hooks (once) and the MCP server entry; returns the events hooks were added to."""
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ConfigError("'hooks' in the settings is not an object; refusing to touch it")
-    added = []
-    for event in EVENTS:
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise ConfigError(f"'hooks.{event}' in the settings is not a list; refusing to touch it")
-        if any(_ours(hook) for group in groups if isinstance(group, dict) for hook in group.get("hooks", [])):
-            continue
-        group: dict[str, Any] = {"matcher": GATED} if event in TOOL_EVENTS else {}
-        group["hooks"] = [{"name": HOOK_NAME, "type": "command", "command": command, "timeout": timeout_seconds * 1000}]
-        groups.append(group)
-        added.append(event)
+    entry = {"name": HOOK_NAME, "type": "command", "command": command, "timeout": timeout_seconds * 1000}
+    added = claude_config.add_hooks(data, EVENTS, entry, GATED, ours=_ours, tool_events=TOOL_EVENTS)
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError("'mcpServers' in the settings is not an object; refusing to touch it")
@@ -71,29 +60,7 @@ def add(data: dict[str, Any], command: str, timeout_seconds: int, mcp_name: str,
 
 def remove(data: dict[str, Any], mcp_name: str) -> list[str]:
     """Remove our hooks and MCP entry, and the groups, lists and objects that leaves empty; what was removed."""
-    removed = []
-    hooks = data.get("hooks")
-    if isinstance(hooks, dict):
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            kept_groups = []
-            for group in groups:
-                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                    kept = [hook for hook in group["hooks"] if not _ours(hook)]
-                    if len(kept) != len(group["hooks"]):
-                        removed.append(event)
-                        if not kept:
-                            continue
-                        group = {**group, "hooks": kept}
-                kept_groups.append(group)
-            if kept_groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
-        if not hooks:
-            del data["hooks"]
+    removed = claude_config.remove_hooks_where(data, _ours)
     servers = data.get("mcpServers")
     if isinstance(servers, dict) and mcp_name in servers:
         del servers[mcp_name]

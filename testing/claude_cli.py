@@ -37,20 +37,27 @@ class Model:
 def scripted_model(command: str, folder: Path) -> Iterator[Model]:
     """The stand-in model, scripted with `command` (testing.model_stand_in), on a free port until the block ends."""
     found = Model(free_port(), folder / "model-requests.jsonl")
+    with stand_in("testing.model_stand_in", found, command):
+        yield found
+
+
+@contextmanager
+def stand_in(module: str, model: Model, command: str) -> Iterator[None]:
+    """`python -m <module> PORT COMMAND REQUESTS_FILE` (a scripted model API) running until the block ends."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "testing.model_stand_in", str(found.port), command, str(found.requests_file)],
+        [sys.executable, "-m", module, str(model.port), command, str(model.requests_file)],
         cwd=ROOT,
     )
     try:
         deadline = time.monotonic() + 15
         while True:
             try:
-                socket.create_connection(("127.0.0.1", found.port), timeout=0.5).close()
+                socket.create_connection(("127.0.0.1", model.port), timeout=0.5).close()
                 break
             except OSError:
-                assert time.monotonic() < deadline, "the model stand-in did not start"
+                assert time.monotonic() < deadline, f"the stand-in {module} did not start"
                 time.sleep(0.1)
-        yield found
+        yield
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(10)

@@ -5,32 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from testing.claude_cli import Model, stand_in
 from testing.live import ROOT, free_port
 
 GEMINI = ROOT / "tests" / "gemini_cli" / "node_modules" / ".bin" / "gemini"
 
 
-@dataclass
-class GeminiModel:
-    port: int
-    requests_file: Path
-
-    def requests(self) -> list[dict[str, Any]]:
-        if not self.requests_file.exists():
-            return []
-        return [json.loads(line) for line in self.requests_file.read_text().splitlines()]
-
+class GeminiModel(Model):
     def heard(self, needle: str) -> bool:
         """Whether any request to the model held `needle` (what a tool said, or why it was blocked)."""
         return any(needle in json.dumps(request.get("contents", []), ensure_ascii=False) for request in self.requests())
@@ -40,23 +25,8 @@ class GeminiModel:
 def scripted_gemini(command: str, folder: Path) -> Iterator[GeminiModel]:
     """The stand-in Gemini API, scripted to run `command`, on a free port until the block ends."""
     found = GeminiModel(free_port(), folder / "gemini-requests.jsonl")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "testing.gemini_stand_in", str(found.port), command, str(found.requests_file)],
-        cwd=ROOT,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", found.port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the Gemini stand-in did not start"
-                time.sleep(0.1)
+    with stand_in("testing.gemini_stand_in", found, command):
         yield found
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(10)
 
 
 def gemini_home(home: Path) -> Path:
