@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps bench bench-peers soak test-oldest-python test-fast
+.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps bench bench-peers soak test-oldest-python test-fast
 
 # Quiet, but never silent: a person watching `make serve` on a fresh machine is told what takes the time and
 # sees it move (one line counting the packages pip finds); pip's whole output is kept in install.log, and its
@@ -75,6 +75,14 @@ tests/gemini_cli/node_modules/.installed: tests/gemini_cli/package-lock.json | s
 
 gemini-deps: tests/gemini_cli/node_modules/.installed
 
+# The real Codex CLI (its npm package ships the Linux binary), pinned by the lock, for
+# tests/clients/test_codex_cli.py (offline, against testing/codex_stand_in.py).
+tests/codex_cli/node_modules/.installed: tests/codex_cli/package-lock.json | system-deps
+	npm ci --prefix tests/codex_cli --no-audit --no-fund --loglevel=error
+	touch $@
+
+codex-deps: tests/codex_cli/node_modules/.installed
+
 # PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
 	@$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT)) $(SERVE_ARGS)
@@ -101,7 +109,7 @@ test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ready
 	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
 
-test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps lint test-oldest-python newest-python
+test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps lint test-oldest-python newest-python
 
 # The newest Python supported (requires-python has no ceiling), in a virtualenv of its own, from PATH or
 # pyenv. CI fails without it; a person's `make test` says so and runs the suite on $(VENV).

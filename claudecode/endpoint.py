@@ -1,7 +1,7 @@
-"""POST /hooks/claude and /hooks/gemini: an agent host's hooks, answered as the host reads them.
+"""POST /hooks/claude, /hooks/gemini and /hooks/codex: an agent host's hooks, answered as the host reads them.
 
-Claude Code POSTs here itself (HTTP hooks); Gemini CLI runs `hookbridge hook gemini`, which POSTs its hook's
-JSON to /hooks/gemini and prints the answer. Either way the body is read in Claude Code's dialect
+Claude Code POSTs here itself (HTTP hooks); Gemini CLI and Codex run `hookbridge hook gemini|codex`, which
+POSTs its hook's JSON to /hooks/<host> and prints the answer. Either way the body is read in Claude Code's dialect
 (claudecode.hosts), so one rule set and one kind of card serve both, and answered in the host's own.
 
 A plain ASGI endpoint, not a Django view, for the same reason /mcp is one: an approval

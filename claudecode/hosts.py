@@ -1,4 +1,4 @@
-"""Agent hosts whose hooks reach the team: Claude Code, and Gemini CLI in Claude Code's terms.
+"""Agent hosts whose hooks reach the team: Claude Code, and Gemini CLI and Codex in Claude Code's terms.
 
 One rule set, one kind of card, one timeline: a host's hook JSON is read into Claude Code's dialect (the one
 the endpoint, the team rules and the approval cards speak: `Bash` with a `command`, `Write` with a
@@ -13,6 +13,7 @@ URL's to say (HookCall.host), never the body's.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +97,49 @@ class Gemini(Host):
         return NO_DECISION
 
 
+@dataclass(frozen=True)
+class Codex(Host):
+    """Codex CLI's command hooks (~/.codex/hooks.json): Claude Code's events and shapes, stricter.
+
+    Its hook JSON already speaks Claude Code's dialect (PermissionRequest, PreToolUse, PostToolUse, Stop; a
+    shell command is `Bash` with a `command`), so only the answer is rewritten. Codex refuses an answer with a
+    field it does not know, and fails closed on a PermissionRequest decision carrying `updatedInput` (it
+    cannot run an edited command): a person's edit is sent as a deny whose message gives the edited
+    command, so the model runs that one instead (and is asked again), never the one the person changed.
+    "No decision" is `{}`: Codex shows its own approval prompt.
+    """
+
+    def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
+        output = answer.get("hookSpecificOutput")
+        if event == "PermissionRequest":
+            decision = _decision(answer)
+            if decision is None:
+                return NO_DECISION
+            said: dict[str, Any] = {"behavior": "allow" if decision.get("behavior") == "allow" else "deny"}
+            edited = decision.get("updatedInput")
+            if said["behavior"] == "allow" and isinstance(edited, dict):
+                said = {"behavior": "deny", "message": _edited(edited)}
+            elif said["behavior"] == "deny":
+                said["message"] = str(decision.get("message") or "Denied on Hook Bridge.")
+            return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": said}}
+        if event == "PreToolUse" and isinstance(output, dict):
+            kept = {
+                key: output[key]
+                for key in ("hookEventName", "permissionDecision", "permissionDecisionReason")
+                if key in output
+            }
+            if "updatedInput" in output:
+                kept.update(permissionDecision="deny", permissionDecisionReason=_edited(output["updatedInput"]))
+            return {"hookSpecificOutput": kept}
+        return answer
+
+
+def _edited(tool_input: Any) -> str:
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    shown = command if isinstance(command, str) else json.dumps(tool_input, ensure_ascii=False)
+    return f"Hook Bridge: the team allowed this only as edited; run this instead: {shown}"
+
+
 CLAUDE_CODE = Host(name="claude-code", title="Claude Code", path="/hooks/claude")
 GEMINI = Gemini(
     name="gemini",
@@ -111,7 +155,10 @@ GEMINI = Gemini(
     tools={"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit", "read_file": "Read"},
 )
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI)}
+# Codex's events and its shell tool are Claude Code's own names; its other tools (apply_patch, MCP tools) keep theirs.
+CODEX = Codex(name="codex", title="Codex", path="/hooks/codex")
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI, CODEX)}
 PATHS: dict[str, Host] = {host.path: host for host in HOSTS.values()}
 
 

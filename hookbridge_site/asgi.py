@@ -1,4 +1,4 @@
-"""The ASGI router: /mcp to the MCP SDK's app, /hooks/claude and /hooks/gemini to the hosts' hooks, the rest to Django.
+"""The ASGI router: /mcp to the MCP SDK's app, /hooks/<host> (claudecode.hosts) to the hosts' hooks, the rest to Django.
 
 The site shell is the top floor: the one place that imports every app, mcpapi included (docs/architecture.md).
 """

@@ -5,7 +5,8 @@
     hookbridge token NAME [--scope answer] [--project P | --all-projects]
     hookbridge register | unregister [--project DIR] [--hooks]   (Claude Code)
     hookbridge register | unregister gemini [--project DIR]      (Gemini CLI: its hooks and MCP server)
-    hookbridge hook gemini                                   (an agent host's hook: its JSON in, the decision out)
+    hookbridge register | unregister codex [--project DIR]       (Codex: its hooks, their trust, its MCP server)
+    hookbridge hook gemini | codex                           (an agent host's hook: its JSON in, the decision out)
     hookbridge questions list | show | answer | dismiss
     hookbridge user create NAME [--email E] [--admin]
     hookbridge project create | member | list
@@ -37,7 +38,7 @@ COMMANDS = {
 
 
 # `hookbridge register HOST`: the management command's suffix for each host.
-REGISTERED_HOSTS = {"claude-code": "claude", "gemini": "gemini"}
+REGISTERED_HOSTS = {"claude-code": "claude", "gemini": "gemini", "codex": "codex"}
 
 WHAT = "Hook Bridge: AI coding agents ask your team over MCP, and wait while a person answers on a live dashboard.\n"
 

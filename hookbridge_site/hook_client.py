@@ -1,4 +1,4 @@
-"""`hookbridge hook HOST`: the command an agent host runs as its hook (Gemini CLI's command hooks).
+"""`hookbridge hook HOST`: the command an agent host runs as its hook (Gemini CLI's and Codex's command hooks).
 
 It reads the host's hook JSON on stdin, POSTs it to the server's /hooks/<host> (HOOKBRIDGE_URL, with
 HOOKBRIDGE_TOKEN), waits while a person decides, and writes the server's answer, already in the host's
@@ -6,8 +6,8 @@ format, to stdout: nothing else, since the host parses stdout as its decision. I
 it sets up no Django and imports only the standard library and the hosts' table.
 
 When the server cannot be asked (down, refused, too slow for the host's own hook timeout) it writes the host's
-"no decision" (for Gemini CLI, "ask": the CLI asks at its own prompt) and one line on stderr saying why:
-never a silent allow.
+"no decision" (for Gemini CLI, "ask"; for Codex, nothing: either asks at its own prompt) and one line on
+stderr saying why: never a silent allow.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def main(argv: list[str], stdin: IO[str] | None = None, stdout: IO[str] | None =
         body = None
     if answer is None:
         refused = args.undecided == "deny"
-        sys.stderr.write(f"hookbridge hook {host.name}: {why}; {'refused' if refused else f'the {host.title} asks'}\n")
+        then = "refused" if refused else f"{host.title} asks at its own prompt"
+        sys.stderr.write(f"hookbridge hook {host.name}: {why}; {then}\n")
         answer = json.dumps(host.no_decision(body, refuse=f"Hook Bridge: {why}; not run." if refused else ""))
     elif args.undecided == "deny" and json.loads(answer) == host.no_decision(body):
         answer = json.dumps(host.no_decision(body, refuse="Hook Bridge: nobody on the team decided in time; not run."))

@@ -7,13 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from claudecode import hook_calls
-from claudecode.hosts import CLAUDE_CODE, GEMINI, HOSTS, PATHS, title
+from claudecode.hosts import CLAUDE_CODE, CODEX, GEMINI, HOSTS, PATHS, title
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "tests" / "fixtures" / "gemini_hooks"
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "tests" / "fixtures"
 
 
 def gemini(event: str) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads((FIXTURES / f"{event}.json").read_text())
+    found: dict[str, Any] = json.loads((FIXTURES / "gemini_hooks" / f"{event}.json").read_text())
+    return found
+
+
+def codex(event: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((FIXTURES / "codex_hooks" / f"{event}.json").read_text())
     return found
 
 
@@ -65,8 +70,61 @@ def test_a_message_for_the_agent_after_a_tool_is_geminis_additional_context() ->
     }
 
 
+def test_codexs_permission_request_is_claude_codes_own_a_bash_command() -> None:
+    call = hook_calls.parse(CODEX.to_claude(codex("PermissionRequest")), CODEX.name)
+    assert (call.event, call.tool_name, call.host) == ("PermissionRequest", "Bash", "codex")
+    assert call.summary() == "Bash: echo made > hi.txt"
+    assert "host_tool_name" not in call.body, "nothing renamed"
+
+
+def permission(decision: dict[str, Any]) -> dict[str, Any]:
+    return CODEX.answer("PermissionRequest", {"hookSpecificOutput": {"decision": decision}})
+
+
+def test_a_decision_is_written_with_only_the_fields_codex_takes() -> None:
+    def decision(said: dict[str, Any]) -> dict[str, Any]:
+        assert said["hookSpecificOutput"]["hookEventName"] == "PermissionRequest"
+        found: dict[str, Any] = said["hookSpecificOutput"]["decision"]
+        return found
+
+    assert decision(permission({"behavior": "allow", "message": "", "extra": 1})) == {"behavior": "allow"}
+    assert decision(permission({"behavior": "deny", "message": "Not today"})) == {
+        "behavior": "deny", "message": "Not today",
+    }  # fmt: skip
+    assert decision(permission({"behavior": "deny"}))["message"] == "Denied on Hook Bridge."
+
+
+def test_an_edited_command_is_never_allowed_as_first_asked_but_refused_naming_the_edit() -> None:
+    # Codex fails closed on updatedInput: it cannot run the person's edit, and must not run the original.
+    said = permission({"behavior": "allow", "updatedInput": {"command": "npm test -- --ci"}})
+    assert said["hookSpecificOutput"]["decision"] == {
+        "behavior": "deny",
+        "message": "Hook Bridge: the team allowed this only as edited; run this instead: npm test -- --ci",
+    }
+    ruled = CODEX.answer(
+        "PreToolUse",
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                "permissionDecisionReason": "ok", "updatedInput": {"command": "ls"}}},
+    )  # fmt: skip
+    assert ruled["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "updatedInput" not in ruled["hookSpecificOutput"]
+
+
+def test_no_decision_leaves_codex_to_its_own_prompt_or_refuses_where_nobody_is_there() -> None:
+    assert CODEX.no_decision(codex("PermissionRequest")) == {}
+    refused = CODEX.no_decision(codex("PermissionRequest"), refuse="Hook Bridge: down; not run.")
+    assert refused == {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": "Hook Bridge: down; not run."},
+        }
+    }
+    assert CODEX.no_decision(codex("PostToolUse")) == {}
+
+
 def test_each_host_has_one_path_and_a_title_people_know() -> None:
-    assert PATHS == {"/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI}
-    assert set(HOSTS) == {"claude-code", "gemini"}
+    assert PATHS == {"/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI, "/hooks/codex": CODEX}
+    assert set(HOSTS) == {"claude-code", "gemini", "codex"}
     assert title("gemini") == "Gemini CLI"
+    assert title("codex") == "Codex"
     assert title("someone-new") == "someone-new"

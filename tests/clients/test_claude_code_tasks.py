@@ -14,9 +14,7 @@ import asyncio
 import contextlib
 import json
 import shutil
-import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ import pytest
 
 from testing.claude_cli import API_KEY, CLAUDE, Model, cli_env, scripted_model
 from testing.live import LiveServer, serving
+from testing.terminal import Terminal, until
 
 pytestmark = [
     pytest.mark.skipif(not CLAUDE.exists(), reason="the Claude Code CLI is not installed (make claude-code-deps)"),
@@ -68,44 +67,8 @@ def prepared_home(home: Path, project: Path, server: LiveServer) -> None:
     (home / ".claude" / "settings.json").write_text(json.dumps(allowed))
 
 
-class Terminal:
-    """The CLI in a tmux session of its own, 160 columns by 48 lines."""
-
-    def __init__(self, project: Path, env: dict[str, str], *args: str) -> None:
-        self.name = f"hookbridge-{uuid.uuid4().hex[:8]}"
-        command = [str(CLAUDE), "--model", "claude-sonnet-4-5", *args]
-        exports = [f"{key}={value}" for key, value in env.items()]
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", "-c", str(project),
-             "env", "-i", *exports, *command],
-            check=True,
-        )  # fmt: skip
-
-    def screen(self) -> str:
-        shown = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
-        return shown.stdout
-
-    async def type(self, text: str) -> None:
-        """Type `text` at the prompt and, once the prompt shows it (keys sent while the UI still starts are
-        lost on a loaded machine), press Enter."""
-        self.keys("-l", text)
-        await until("the prompt showing what was typed", lambda: text in self.screen(), 30, self.screen)
-        self.keys("Enter")
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
-
-
-async def until(what: str, found: Callable[[], Any], timeout: float, screen: Callable[[], str]) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := found():
-            return value
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"{what} did not happen within {timeout} s; the terminal shows:\n{screen()}")
+def claude_terminal(project: Path, env: dict[str, str], *args: str) -> Terminal:
+    return Terminal(project, env, str(CLAUDE), "--model", "claude-sonnet-4-5", *args)
 
 
 def terminal_env(model: Model, home: Path, server: LiveServer) -> dict[str, str]:
@@ -119,7 +82,7 @@ async def asking_cli(server: LiveServer, home: Path, project: Path, env: dict[st
     """The CLI started in a used install's home, told at its prompt to ask the team (its model calls the tool)."""
     prepared_home(home, project, server)
     listed = server.log().count("tools/list (request")
-    terminal = Terminal(project, env)
+    terminal = claude_terminal(project, env)
     try:
         await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 120, terminal.screen)
         # The TUI takes a prompt before its MCP servers have connected; on a loaded machine the model was then
@@ -216,7 +179,7 @@ async def test_a_cli_killed_while_its_task_works_hears_the_answer_when_its_sessi
         (session,) = [path.stem for path in (home / ".claude" / "projects").glob("*/*.jsonl")]
         assert (await server.answer_via_api(asked["id"], "eu-central-1")).status_code == 200
         assert heard(model, "eu-central-1") is None
-        resumed = Terminal(project, env, "--resume", session)
+        resumed = claude_terminal(project, env, "--resume", session)
         try:
             result = await until(
                 "the resumed model hearing it", lambda: heard(model, "eu-central-1"), 60, resumed.screen

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,15 +13,14 @@ from typing import Any
 
 import pytest
 
-from testing.live import ROOT, LiveServer, free_port, serving
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gemini_hooks"
+from testing import host_hooks
+from testing.host_hooks import add_rule, drop_rules, fixture_body, pending_approval, session_facts
+from testing.live import LiveServer, free_port, serving
 
 
 def body(event: str, **changes: Any) -> dict[str, Any]:
     """A real Gemini CLI hook body, in a session of its own unless told."""
-    found: dict[str, Any] = json.loads((FIXTURES / f"{event}.json").read_text())
-    return {**found, "session_id": str(uuid.uuid4()), **changes}
+    return fixture_body("gemini", event, **{"session_id": str(uuid.uuid4()), **changes})
 
 
 @pytest.fixture(scope="module")
@@ -36,30 +32,7 @@ async def run_hook(
     server: LiveServer | None, sent: dict[str, Any], *, url: str | None = None, token: str | None = None
 ) -> tuple[int, str, str]:
     """`hookbridge hook gemini` run as Gemini CLI runs it: (exit code, stdout, stderr)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("HOOKBRIDGE_")}
-    if token is None and server is not None:
-        token = server.tokens["agent-a"]
-    if token:
-        env["HOOKBRIDGE_TOKEN"] = token
-    target = url or (server.url if server is not None else "")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "hookbridge_site.cli", "hook", "gemini", "--url", target,
-        cwd=ROOT, env=env,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(json.dumps(sent).encode()), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
-
-
-async def pending_approval(server: LiveServer, command: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        for question in await server.questions("pending"):
-            if question["kind"] == "approval" and question["payload"]["tool_input"].get("command") == command:
-                return question
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"no approval for {command!r}; server log:\n{server.log()[-3000:]}")
+    return await host_hooks.run_hook(server, "gemini", sent, url=url, token=token)
 
 
 async def test_a_shell_command_waits_for_the_team_and_a_deny_reaches_gemini_with_its_reason(
@@ -104,11 +77,7 @@ async def test_an_allow_and_an_edited_command_reach_gemini_as_its_own_allow(serv
 
 
 async def test_a_team_rule_for_bash_decides_geminis_shell_command_without_a_card(server: LiveServer) -> None:
-    server.manage(
-        "shell", "-c",
-        "from claudecode.models import ApprovalRule; ApprovalRule.objects.create(tool_pattern='Bash', "
-        "input_pattern='^git push --force', action='deny', message='No force pushes', position=1)",
-    )  # fmt: skip
+    add_rule(server, "Bash", "^git push --force", "deny", "No force pushes")
     await asyncio.sleep(1.2)  # the server re-reads rules a second after its last read
     try:
         code, out, _ = await run_hook(server, body("BeforeTool", tool_input={"command": "git push --force origin"}))
@@ -122,7 +91,7 @@ async def test_a_team_rule_for_bash_decides_geminis_shell_command_without_a_card
         assert [q["status"] for q in decided] == ["answered"]
         assert decided[0]["answer"]["answeredBy"].startswith("rule #")
     finally:
-        server.manage("shell", "-c", "from claudecode.models import ApprovalRule; ApprovalRule.objects.all().delete()")
+        drop_rules(server)
         await asyncio.sleep(1.2)
 
 
@@ -144,7 +113,7 @@ async def test_without_the_team_gemini_is_told_to_ask_at_its_own_prompt_and_why_
     answer = json.loads(out)
     assert answer["decision"] == "ask", "never a silent allow: Gemini CLI asks at its own prompt"
     assert err.count("\n") == 1
-    assert err.endswith("; the Gemini CLI asks\n")
+    assert err.endswith("; Gemini CLI asks at its own prompt\n")
 
 
 async def test_geminis_session_prompt_and_tool_use_become_one_session_timeline(server: LiveServer) -> None:
@@ -152,15 +121,7 @@ async def test_geminis_session_prompt_and_tool_use_become_one_session_timeline(s
     for event in ("SessionStart", "BeforeAgent", "AfterTool", "SessionEnd"):
         code, out, err = await run_hook(server, body(event, session_id=session))
         assert (code, json.loads(out)) == (0, {}), err
-    found = json.loads(
-        server.manage(
-            "shell", "-c",
-            "import json, uuid; from lifecycle.models import AgentSession; "
-            f"s = AgentSession.objects.get(guid=uuid.UUID('{session}')); "
-            "print(json.dumps([s.name, s.host, [e.type for e in s.events.order_by('created_at')]]))",
-        ).strip().splitlines()[-1]
-    )  # fmt: skip
-    name, host, types = found
+    name, host, types = session_facts(server, session)
     assert name == "Gemini CLI in /home/alice/shop"
     assert host == "gemini"
     assert "prompt" in types

@@ -132,14 +132,19 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             subprocess.Popen(["nginx", "-c", str(tmp / "nginx.conf"), "-p", str(tmp), "-g", "daemon off;"])
         )
         url = f"https://localhost:{https_port}"
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx2.get(f"{url}/accounts/login/", verify=False).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            time.sleep(0.2)
+        # Each worker answering at all (it redirects plain HTTP to HTTPS), then nginx in front of them: a worker
+        # still starting on a loaded machine made nginx answer 502 to the first test's first request.
+        deadline = time.monotonic() + 90
+        for base in [*(f"http://127.0.0.1:{port}" for port in workers), url]:
+            while True:
+                try:
+                    if httpx2.get(f"{base}/accounts/login/", verify=False).status_code < 500:
+                        break
+                except httpx2.HTTPError:
+                    pass
+                logs = "\n".join(path.read_text(errors="replace")[-1500:] for path in tmp.glob("worker-*.log"))
+                assert time.monotonic() < deadline, f"{base} did not answer within 90 s; the workers said:\n{logs}"
+                time.sleep(0.2)
         try:
             yield {"url": url, "http_url": f"http://localhost:{http_port}", "tokens": helper.tokens, "tmp": tmp}
         finally:

@@ -1,0 +1,155 @@
+"""The real Codex CLI (0.171, from npm), interactive as people run it (its TUI, in tmux), against a real daphne
+process, offline (issue 41).
+
+The model is testing/codex_stand_in.py, scripted to run one shell command outside Codex's sandbox (so Codex
+asks for approval, and its PermissionRequest hook runs) or to call one MCP tool; the hooks, their trust and the
+MCP server are what `register codex` writes; the token comes from the environment. `codex exec` never asks for
+approval, so a person's approval is the TUI's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testing.codex_cli import CODEX, CodexModel, codex_env, codex_home, scripted_codex
+from testing.host_hooks import add_rule, drop_rules, pending_approval
+from testing.live import LiveServer, free_port, serving
+from testing.terminal import Terminal, until
+
+pytestmark = [
+    pytest.mark.skipif(not CODEX.exists(), reason="the Codex CLI is not installed (make codex-deps)"),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the CLI's terminal (make system-deps)"),
+    # Each wait has its own bound and says what the terminal showed.
+    pytest.mark.timeout(300),
+]
+
+COMMAND = "echo made > hi.txt"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LiveServer]:
+    yield from serving()
+
+
+class Run:
+    """Codex's TUI started on a prompt in a project whose home has Hook Bridge registered, its model scripted."""
+
+    def __init__(self, server: LiveServer, tmp_path: Path, model: CodexModel, url: str | None = None) -> None:
+        home, self.project = tmp_path / "home", tmp_path / "shop"
+        self.project.mkdir()
+        folder = codex_home(home, model)
+        token = server.tokens["agent-a"]
+        server.manage("register_codex", "--codex-home", str(folder), "--url", url or server.url, "--token", token)
+        self.model = model
+        self.terminal = Terminal(self.project, codex_env(home, token), str(CODEX), "Do the task")
+
+    def made(self) -> bool:
+        return (self.project / "hi.txt").exists()
+
+    async def heard(self, needle: str) -> None:
+        await until(f"the model hearing {needle!r}", lambda: self.model.heard(needle), 90, self.terminal.screen)
+
+
+async def approval_of(server: LiveServer, run: Run) -> dict[str, Any]:
+    try:
+        return await pending_approval(server, COMMAND, timeout=120)
+    except AssertionError:
+        raise AssertionError(f"no approval for {COMMAND!r}; the terminal shows:\n{run.terminal.screen()}") from None
+
+
+async def test_the_tui_runs_a_command_only_once_the_team_allows_it_and_the_card_names_codex(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    with scripted_codex(COMMAND, tmp_path) as model:
+        run = Run(server, tmp_path, model)
+        try:
+            approval = await approval_of(server, run)
+            assert approval["payload"]["host_title"] == "Codex"
+            async with server.login() as browser:
+                page = (await browser.get(f"/questions/{approval['id']}/")).text
+            assert f"Codex in {run.project}" in page
+            await asyncio.sleep(1)
+            assert not run.made(), "held: nothing ran yet"
+            assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+            await until("the command running", run.made, 60, run.terminal.screen)
+            await run.heard("Process exited with code 0")
+        finally:
+            run.terminal.close()
+    assert (run.project / "hi.txt").read_text() == "made\n"
+
+
+async def test_a_deny_runs_nothing_and_codexs_model_reads_the_reason(server: LiveServer, tmp_path: Path) -> None:
+    with scripted_codex(COMMAND, tmp_path) as model:
+        run = Run(server, tmp_path, model)
+        try:
+            approval = await approval_of(server, run)
+            decision = {"behavior": "deny", "message": "Not on a Friday"}
+            assert (await server.answer_via_api(approval["id"], decision)).status_code == 200
+            await run.heard("Not on a Friday")
+        finally:
+            run.terminal.close()
+    assert not run.made()
+
+
+async def test_a_team_rule_decides_codexs_command_with_no_card(server: LiveServer, tmp_path: Path) -> None:
+    add_rule(server, "Bash", "^echo made", "allow", "")
+    await asyncio.sleep(1.2)  # the server re-reads rules a second after its last read
+    try:
+        with scripted_codex(COMMAND, tmp_path) as model:
+            run = Run(server, tmp_path, model)
+            try:
+                await until("the command running", run.made, 120, run.terminal.screen)
+            finally:
+                run.terminal.close()
+        decided = [q for q in await server.questions() if q["payload"].get("cwd") == str(run.project)]
+        assert [q["status"] for q in decided] == ["answered"], "the rule's decision is in the history, no card"
+        assert decided[0]["answer"]["answeredBy"].startswith("rule #")
+    finally:
+        drop_rules(server)
+        await asyncio.sleep(1.2)
+
+
+async def test_with_the_server_down_codex_asks_at_its_own_prompt_and_runs_nothing_unasked(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    with scripted_codex(COMMAND, tmp_path) as model:
+        run = Run(server, tmp_path, model, url=f"http://127.0.0.1:{free_port()}")
+        try:
+            shown = await until(
+                "Codex's own approval prompt",
+                lambda: "Would you like to run the following command?" in run.terminal.screen(),
+                120,
+                run.terminal.screen,
+            )
+            assert shown
+            await asyncio.sleep(1)
+            assert not run.made(), "no silent allow"
+        finally:
+            run.terminal.close()
+
+
+async def test_codexs_model_asks_the_team_over_mcp_and_hears_the_answer(server: LiveServer, tmp_path: Path) -> None:
+    question = "Which region, asked from Codex?"
+    ask = "mcp:mcp__hookbridge__ask_question:" + json.dumps({"question": question})
+    with scripted_codex(ask, tmp_path) as model:
+        run = Run(server, tmp_path, model)
+        try:
+            deadline = time.monotonic() + 120
+            asked = None
+            while asked is None and time.monotonic() < deadline:
+                asked = next((q for q in await server.questions("pending") if q["question"] == question), None)
+                await asyncio.sleep(0.25)
+            assert asked is not None, f"no question; the terminal shows:\n{run.terminal.screen()}"
+            assert asked["kind"] == "question", "asking the team needs no approval of its own"
+            assert (await server.answer_via_api(asked["id"], "eu-west-1")).status_code == 200
+            await run.heard("eu-west-1")
+        finally:
+            run.terminal.close()
