@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps bench bench-peers soak test-oldest-python test-fast
+.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps bench bench-peers soak test-oldest-python test-fast
 
 # Quiet, but never silent: a person watching `make serve` on a fresh machine is told what takes the time and
 # sees it move (one line counting the packages pip finds); pip's whole output is kept in install.log, and its
@@ -83,6 +83,14 @@ tests/codex_cli/node_modules/.installed: tests/codex_cli/package-lock.json | sys
 
 codex-deps: tests/codex_cli/node_modules/.installed
 
+# The real GitHub Copilot CLI, pinned by the lock, for tests/clients/test_copilot_cli.py (offline: its own-model
+# mode against testing/model_stand_in.py).
+tests/copilot_cli/node_modules/.installed: tests/copilot_cli/package-lock.json | system-deps
+	npm ci --prefix tests/copilot_cli --no-audit --no-fund --loglevel=error
+	touch $@
+
+copilot-deps: tests/copilot_cli/node_modules/.installed
+
 # PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
 	@$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT)) $(SERVE_ARGS)
@@ -109,7 +117,7 @@ test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ready
 	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
 
-test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps lint test-oldest-python newest-python
+test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps lint test-oldest-python newest-python
 
 # The newest Python supported (requires-python has no ceiling), in a virtualenv of its own, from PATH or
 # pyenv. CI fails without it; a person's `make test` says so and runs the suite on $(VENV).

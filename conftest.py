@@ -43,6 +43,7 @@ TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", 
 SLOW_FIRST = [
     "tests/e2e/test_bench_smoke.py",
     "tests/clients/test_claude_code_tasks.py",
+    "tests/clients/test_codex_cli.py",
     "tests/e2e/test_fuzz.py",
     "tests/e2e/test_installed_command.py",
     "tests/browser/test_pages.py",

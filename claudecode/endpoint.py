@@ -1,6 +1,6 @@
-"""POST /hooks/claude, /hooks/gemini and /hooks/codex: an agent host's hooks, answered as the host reads them.
+"""POST /hooks/<host> (claudecode.hosts): an agent host's hooks, answered as the host reads them.
 
-Claude Code POSTs here itself (HTTP hooks); Gemini CLI and Codex run `hookbridge hook gemini|codex`, which
+Claude Code POSTs here itself (HTTP hooks); Gemini CLI, Codex and Copilot CLI run `hookbridge hook <host>`, which
 POSTs its hook's JSON to /hooks/<host> and prints the answer. Either way the body is read in Claude Code's dialect
 (claudecode.hosts), so one rule set and one kind of card serve both, and answered in the host's own.
 

@@ -1,4 +1,4 @@
-"""Agent hosts whose hooks reach the team: Claude Code, and Gemini CLI and Codex in Claude Code's terms.
+"""Agent hosts whose hooks reach the team: Claude Code, and Gemini CLI, Codex and Copilot CLI in Claude Code's terms.
 
 One rule set, one kind of card, one timeline: a host's hook JSON is read into Claude Code's dialect (the one
 the endpoint, the team rules and the approval cards speak: `Bash` with a `command`, `Write` with a
@@ -54,11 +54,12 @@ class Host:
 
         `refuse`, for a host run where nobody is at its prompt: the reason it is refused instead.
         """
-        event = body.get("hook_event_name") if isinstance(body, dict) else None
-        said = str(self.events.get(event, event)) if isinstance(event, str) else ""
-        if refuse and said == "PermissionRequest":
-            return self.answer(said, {"hookSpecificOutput": {"decision": {"behavior": "deny", "message": refuse}}})
-        return self.answer(said, NO_DECISION)
+        said = self.to_claude(body) if isinstance(body, dict) else None
+        event = said.get("hook_event_name") if isinstance(said, dict) else None
+        event = event if isinstance(event, str) else ""
+        if refuse and event == "PermissionRequest":
+            return self.answer(event, {"hookSpecificOutput": {"decision": {"behavior": "deny", "message": refuse}}})
+        return self.answer(event, NO_DECISION)
 
 
 def _decision(answer: dict[str, Any]) -> dict[str, Any] | None:
@@ -140,6 +141,50 @@ def _edited(tool_input: Any) -> str:
     return f"Hook Bridge: the team allowed this only as edited; run this instead: {shown}"
 
 
+@dataclass(frozen=True)
+class Copilot(Host):
+    """GitHub Copilot CLI's command hooks (~/.copilot/settings.json `hooks`).
+
+    Registered under the PascalCase event names, Copilot CLI sends Claude Code's own bodies (`hook_event_name`,
+    `session_id`, `tool_name` "Bash" with a `command`), so they pass as they are. Its approval is its
+    `permissionRequest` hook, which has one shape whatever the case of its name: camelCase (`hookName`,
+    `sessionId`, `toolName` "bash", `toolInput`), read here as a PermissionRequest; its answer is
+    `{"behavior": "allow" | "deny", "message": …}` at the top level, and `{}` leaves it to Copilot's own
+    permission flow (its prompt, or in `copilot -p` a refusal: "no one to approve"). It cannot take an edited
+    command from a hook: an edit is sent as a deny naming it.
+    """
+
+    def to_claude(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(body, dict) or body.get("hookName") != "permissionRequest":
+            return super().to_claude(body)
+        tool = body.get("toolName")
+        said = {key: value for key, value in body.items() if key not in ("hookName", "sessionId", "toolName")}
+        said.update(
+            hook_event_name="PermissionRequest",
+            host_event_name="permissionRequest",
+            session_id=body.get("sessionId"),
+            tool_name=self.tools.get(tool, tool) if isinstance(tool, str) else tool,
+            tool_input=said.pop("toolInput", None),
+            permission_suggestions=said.pop("permissionSuggestions", []),
+        )
+        if isinstance(tool, str) and tool in self.tools:
+            said["host_tool_name"] = tool
+        return said
+
+    def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
+        if event != "PermissionRequest":
+            return answer
+        decision = _decision(answer)
+        if decision is None:
+            return NO_DECISION
+        edited = decision.get("updatedInput")
+        if decision.get("behavior") == "allow":
+            return (
+                {"behavior": "deny", "message": _edited(edited)} if isinstance(edited, dict) else {"behavior": "allow"}
+            )
+        return {"behavior": "deny", "message": str(decision.get("message") or "Denied on Hook Bridge.")}
+
+
 CLAUDE_CODE = Host(name="claude-code", title="Claude Code", path="/hooks/claude")
 GEMINI = Gemini(
     name="gemini",
@@ -158,7 +203,10 @@ GEMINI = Gemini(
 # Codex's events and its shell tool are Claude Code's own names; its other tools (apply_patch, MCP tools) keep theirs.
 CODEX = Codex(name="codex", title="Codex", path="/hooks/codex")
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI, CODEX)}
+# Copilot CLI's permissionRequest names its tools in lower case ("bash"); its PascalCase hooks already say "Bash".
+COPILOT = Copilot(name="copilot", title="Copilot CLI", path="/hooks/copilot", tools={"bash": "Bash"})
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI, CODEX, COPILOT)}
 PATHS: dict[str, Host] = {host.path: host for host in HOSTS.values()}
 
 

@@ -49,7 +49,24 @@ def parser() -> argparse.ArgumentParser:
         help="when nobody decides or the server cannot be asked: ask at the host's own prompt (default), or deny "
         "(for a headless run, where nobody is at that prompt)",
     )
+    made.add_argument(
+        "--mcp-server",
+        default=None,
+        metavar="NAME",
+        help="Hook Bridge's own MCP server's name in the host: a permission to call its tools is given without "
+        "asking anyone (asking the team is what they are for)",
+    )
     return made
+
+
+def own_tool(host: Host, body: Any, mcp_server: str | None) -> bool:
+    """Whether `body` asks permission to call a tool of Hook Bridge's own MCP server (Copilot CLI names it
+    "<server>/<tool>")."""
+    if not mcp_server or not isinstance(body, dict):
+        return False
+    said = host.to_claude(body)
+    tool = said.get("tool_name")
+    return said.get("hook_event_name") == "PermissionRequest" and str(tool).startswith(f"{mcp_server}/")
 
 
 def main(argv: list[str], stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
@@ -57,14 +74,20 @@ def main(argv: list[str], stdin: IO[str] | None = None, stdout: IO[str] | None =
     host = HOSTS[args.host]
     raw = (stdin or sys.stdin).read()
     out = stdout or sys.stdout
-    env = os.environ
-    timeout = args.timeout if args.timeout is not None else float(env.get("HOOKBRIDGE_HOOK_TIMEOUT", DEFAULT_TIMEOUT))
-    url = args.url or env.get("HOOKBRIDGE_URL", DEFAULT_URL)
-    answer, why = ask(host, raw, url, env.get("HOOKBRIDGE_TOKEN", ""), timeout)
     try:
         body: Any = json.loads(raw)
     except ValueError:
         body = None
+    if own_tool(host, body, args.mcp_server):
+        out.write(
+            json.dumps(host.answer("PermissionRequest", {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}))
+        )
+        out.write("\n")
+        return 0
+    env = os.environ
+    timeout = args.timeout if args.timeout is not None else float(env.get("HOOKBRIDGE_HOOK_TIMEOUT", DEFAULT_TIMEOUT))
+    url = args.url or env.get("HOOKBRIDGE_URL", DEFAULT_URL)
+    answer, why = ask(host, raw, url, env.get("HOOKBRIDGE_TOKEN", ""), timeout)
     if answer is None:
         refused = args.undecided == "deny"
         then = "refused" if refused else f"{host.title} asks at its own prompt"

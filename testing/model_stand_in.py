@@ -38,8 +38,12 @@ def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def _offers_bash(body: dict[str, Any]) -> bool:
-    return any(isinstance(tool, dict) and tool.get("name") == "Bash" for tool in body.get("tools", []))
+def _shell_tool(body: dict[str, Any]) -> str | None:
+    """The shell tool the request offers: Claude Code's `Bash`, or Copilot CLI's `bash`."""
+    for tool in body.get("tools", []):
+        if isinstance(tool, dict) and tool.get("name") in ("Bash", "bash"):
+            return str(tool["name"])
+    return None
 
 
 def _result_text(result: dict[str, Any]) -> str:
@@ -65,11 +69,11 @@ def reply_blocks(body: dict[str, Any], command: str) -> tuple[list[dict[str, Any
         if _offers(body, tool) and not results:
             asked: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": tool}
             return [{**asked, "input": json.loads(arguments)}], "tool_use"
-    elif _offers_bash(body) and not results:
+    elif (shell := _shell_tool(body)) and not results:
         tool_use = {
             "type": "tool_use",
             "id": f"toolu_{uuid.uuid4().hex[:24]}",
-            "name": "Bash",
+            "name": shell,
             "input": {"command": command, "description": "Run the scripted command"},
         }
         return [tool_use], "tool_use"

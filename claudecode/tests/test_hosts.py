@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from claudecode import hook_calls
-from claudecode.hosts import CLAUDE_CODE, CODEX, GEMINI, HOSTS, PATHS, title
+from claudecode.hosts import CLAUDE_CODE, CODEX, COPILOT, GEMINI, HOSTS, PATHS, title
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "tests" / "fixtures"
 
@@ -19,6 +19,11 @@ def gemini(event: str) -> dict[str, Any]:
 
 def codex(event: str) -> dict[str, Any]:
     found: dict[str, Any] = json.loads((FIXTURES / "codex_hooks" / f"{event}.json").read_text())
+    return found
+
+
+def copilot(event: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((FIXTURES / "copilot_hooks" / f"{event}.json").read_text())
     return found
 
 
@@ -122,9 +127,41 @@ def test_no_decision_leaves_codex_to_its_own_prompt_or_refuses_where_nobody_is_t
     assert CODEX.no_decision(codex("PostToolUse")) == {}
 
 
+def test_copilots_permission_request_reads_as_a_bash_permission_request_keeping_its_own_names() -> None:
+    sent = copilot("PermissionRequest")
+    assert (sent["hookName"], sent["toolName"]) == ("permissionRequest", "bash"), "camelCase whatever it is called"
+    call = hook_calls.parse(COPILOT.to_claude(sent), COPILOT.name)
+    assert (call.event, call.tool_name, call.host, call.session_id) == (
+        "PermissionRequest", "Bash", "copilot", sent["sessionId"],
+    )  # fmt: skip
+    assert call.tool_input == {"command": "echo made > hi.txt"}
+    assert (call.body["host_tool_name"], call.body["host_event_name"]) == ("bash", "permissionRequest")
+    pre = hook_calls.parse(COPILOT.to_claude(copilot("PreToolUse")), COPILOT.name)
+    assert (pre.event, pre.tool_name) == ("PreToolUse", "Bash"), "its PascalCase hooks already speak Claude Code's"
+
+
+def test_a_decision_is_written_at_the_top_level_as_copilot_reads_it() -> None:
+    def decided(decision: dict[str, Any]) -> dict[str, Any]:
+        return COPILOT.answer("PermissionRequest", {"hookSpecificOutput": {"decision": decision}})
+
+    assert decided({"behavior": "allow"}) == {"behavior": "allow"}
+    assert decided({"behavior": "deny", "message": "Not today"}) == {"behavior": "deny", "message": "Not today"}
+    edited = decided({"behavior": "allow", "updatedInput": {"command": "ls"}})
+    assert edited == {
+        "behavior": "deny",
+        "message": "Hook Bridge: the team allowed this only as edited; run this instead: ls",
+    }
+    assert COPILOT.no_decision(copilot("PermissionRequest")) == {}, "Copilot's own permission flow decides"
+    assert COPILOT.no_decision(copilot("PermissionRequest"), refuse="down") == {"behavior": "deny", "message": "down"}
+    stop = {"decision": "block", "reason": "Use pnpm"}
+    assert COPILOT.answer("Stop", stop) is stop
+
+
 def test_each_host_has_one_path_and_a_title_people_know() -> None:
-    assert PATHS == {"/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI, "/hooks/codex": CODEX}
-    assert set(HOSTS) == {"claude-code", "gemini", "codex"}
+    assert PATHS == {
+        "/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI, "/hooks/codex": CODEX, "/hooks/copilot": COPILOT,
+    }  # fmt: skip
+    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot"}
     assert title("gemini") == "Gemini CLI"
     assert title("codex") == "Codex"
     assert title("someone-new") == "someone-new"
