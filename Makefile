@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps bench bench-peers soak test-oldest-python test-fast
+.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps bench bench-peers soak test-oldest-python test-fast
 
 # Quiet, but never silent: a person watching `make serve` on a fresh machine is told what takes the time and
 # sees it move (one line counting the packages pip finds); pip's whole output is kept in install.log, and its
@@ -91,6 +91,14 @@ tests/copilot_cli/node_modules/.installed: tests/copilot_cli/package-lock.json |
 
 copilot-deps: tests/copilot_cli/node_modules/.installed
 
+# The real OpenCode, pinned by the lock, for tests/clients/test_opencode_cli.py (offline: its anthropic provider
+# against testing/model_stand_in.py).
+tests/opencode_cli/node_modules/.installed: tests/opencode_cli/package-lock.json | system-deps
+	npm ci --prefix tests/opencode_cli --no-audit --no-fund --loglevel=error
+	touch $@
+
+opencode-deps: tests/opencode_cli/node_modules/.installed
+
 # PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
 	@$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT)) $(SERVE_ARGS)
@@ -117,7 +125,7 @@ test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ready
 	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
 
-test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps lint test-oldest-python newest-python
+test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps lint test-oldest-python newest-python
 
 # The newest Python supported (requires-python has no ceiling), in a virtualenv of its own, from PATH or
 # pyenv. CI fails without it; a person's `make test` says so and runs the suite on $(VENV).

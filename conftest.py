@@ -44,6 +44,7 @@ SLOW_FIRST = [
     "tests/e2e/test_bench_smoke.py",
     "tests/clients/test_claude_code_tasks.py",
     "tests/clients/test_codex_cli.py",
+    "tests/clients/test_opencode_cli.py",
     "tests/e2e/test_fuzz.py",
     "tests/e2e/test_installed_command.py",
     "tests/browser/test_pages.py",

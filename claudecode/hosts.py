@@ -1,4 +1,4 @@
-"""Agent hosts whose hooks reach the team: Claude Code, and Gemini CLI, Codex and Copilot CLI in Claude Code's terms.
+"""Agent hosts whose hooks reach the team: Claude Code, and Gemini CLI, Codex, Copilot CLI and OpenCode in its terms.
 
 One rule set, one kind of card, one timeline: a host's hook JSON is read into Claude Code's dialect (the one
 the endpoint, the team rules and the approval cards speak: `Bash` with a `command`, `Write` with a
@@ -32,7 +32,7 @@ class Host:
 
     def to_claude(self, body: dict[str, Any]) -> dict[str, Any]:
         """The host's hook body in Claude Code's dialect (a body that is not an object is left to the parser)."""
-        if not self.events or not isinstance(body, dict):
+        if not (self.events or self.tools) or not isinstance(body, dict):
             return body
         said = dict(body)
         event = body.get("hook_event_name")
@@ -185,6 +185,29 @@ class Copilot(Host):
         return {"behavior": "deny", "message": str(decision.get("message") or "Denied on Hook Bridge.")}
 
 
+@dataclass(frozen=True)
+class OpenCode(Host):
+    """OpenCode, through the plugin `register opencode` writes (mcpapi/opencode_config.py).
+
+    OpenCode 1.18 never calls a plugin's `permission.ask` hook; it publishes `permission.asked` to every plugin's
+    `event` hook and takes a reply on its own API. The plugin POSTs the request here in Claude Code's words
+    (built by the plugin: `PermissionRequest`, the session, `tool_name` as OpenCode's permission, `bash`, and
+    its metadata as `tool_input`) and replies with what it is told: `{"reply": "once" | "reject"}`; `{}` leaves
+    the request to OpenCode's own prompt. An edit cannot be taken from a plugin: it is rejected, naming it.
+    """
+
+    def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
+        if event != "PermissionRequest":
+            return NO_DECISION
+        decision = _decision(answer)
+        if decision is None:
+            return NO_DECISION
+        edited = decision.get("updatedInput")
+        if decision.get("behavior") == "allow":
+            return {"reply": "reject", "message": _edited(edited)} if isinstance(edited, dict) else {"reply": "once"}
+        return {"reply": "reject", "message": str(decision.get("message") or "Denied on Hook Bridge.")}
+
+
 CLAUDE_CODE = Host(name="claude-code", title="Claude Code", path="/hooks/claude")
 GEMINI = Gemini(
     name="gemini",
@@ -206,7 +229,10 @@ CODEX = Codex(name="codex", title="Codex", path="/hooks/codex")
 # Copilot CLI's permissionRequest names its tools in lower case ("bash"); its PascalCase hooks already say "Bash".
 COPILOT = Copilot(name="copilot", title="Copilot CLI", path="/hooks/copilot", tools={"bash": "Bash"})
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI, CODEX, COPILOT)}
+# OpenCode's permission for a shell command is "bash".
+OPENCODE = OpenCode(name="opencode", title="OpenCode", path="/hooks/opencode", tools={"bash": "Bash"})
+
+HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI, CODEX, COPILOT, OPENCODE)}
 PATHS: dict[str, Host] = {host.path: host for host in HOSTS.values()}
 
 

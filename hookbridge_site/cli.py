@@ -7,6 +7,7 @@
     hookbridge register | unregister gemini [--project DIR]      (Gemini CLI: its hooks and MCP server)
     hookbridge register | unregister codex [--project DIR]       (Codex: its hooks, their trust, its MCP server)
     hookbridge register | unregister copilot                     (GitHub Copilot CLI: its hooks and MCP server)
+    hookbridge register | unregister opencode                    (OpenCode: a plugin and its MCP server)
     hookbridge hook gemini | codex | copilot                 (an agent host's hook: its JSON in, the decision out)
     hookbridge questions list | show | answer | dismiss
     hookbridge user create NAME [--email E] [--admin]
@@ -39,7 +40,13 @@ COMMANDS = {
 
 
 # `hookbridge register HOST`: the management command's suffix for each host.
-REGISTERED_HOSTS = {"claude-code": "claude", "gemini": "gemini", "codex": "codex", "copilot": "copilot"}
+REGISTERED_HOSTS = {
+    "claude-code": "claude",
+    "gemini": "gemini",
+    "codex": "codex",
+    "copilot": "copilot",
+    "opencode": "opencode",
+}
 
 WHAT = "Hook Bridge: AI coding agents ask your team over MCP, and wait while a person answers on a live dashboard.\n"
 

@@ -33,7 +33,8 @@ def parser() -> argparse.ArgumentParser:
         prog="hookbridge hook",
         description="Run as an agent host's hook: its JSON on stdin, the team's decision on stdout.",
     )
-    made.add_argument("host", choices=sorted(name for name in HOSTS if name != "claude-code"))
+    # Claude Code POSTs its hooks itself, and OpenCode's plugin does (register opencode).
+    made.add_argument("host", choices=sorted(name for name in HOSTS if name not in ("claude-code", "opencode")))
     made.add_argument("--url", default=None, help=f"the server (HOOKBRIDGE_URL, default {DEFAULT_URL})")
     made.add_argument(
         "--timeout",

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from claudecode import hook_calls
-from claudecode.hosts import CLAUDE_CODE, CODEX, COPILOT, GEMINI, HOSTS, PATHS, title
+from claudecode.hosts import CLAUDE_CODE, CODEX, COPILOT, GEMINI, HOSTS, OPENCODE, PATHS, title
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "tests" / "fixtures"
 
@@ -157,11 +157,33 @@ def test_a_decision_is_written_at_the_top_level_as_copilot_reads_it() -> None:
     assert COPILOT.answer("Stop", stop) is stop
 
 
+def test_opencodes_permission_is_a_bash_request_and_its_answer_a_reply_its_plugin_passes_on() -> None:
+    # The body the plugin (mcpapi/opencode_config.py) builds from a permission.asked event.
+    sent = {
+        "hook_event_name": "PermissionRequest",
+        "session_id": "ses_21f58",
+        "cwd": "/home/alice/shop",
+        "tool_name": "bash",
+        "tool_input": {"command": "echo made > hi.txt", "patterns": ["echo made > hi.txt"]},
+    }
+    call = hook_calls.parse(OPENCODE.to_claude(sent), OPENCODE.name)
+    assert (call.event, call.tool_name, call.body["host_tool_name"]) == ("PermissionRequest", "Bash", "bash")
+
+    def decided(decision: dict[str, Any]) -> dict[str, Any]:
+        return OPENCODE.answer("PermissionRequest", {"hookSpecificOutput": {"decision": decision}})
+
+    assert decided({"behavior": "allow"}) == {"reply": "once"}
+    assert decided({"behavior": "deny", "message": "No"}) == {"reply": "reject", "message": "No"}
+    assert decided({"behavior": "allow", "updatedInput": {"command": "ls"}})["reply"] == "reject"
+    assert OPENCODE.no_decision(sent) == {}, "OpenCode's own prompt asks"
+
+
 def test_each_host_has_one_path_and_a_title_people_know() -> None:
     assert PATHS == {
         "/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI, "/hooks/codex": CODEX, "/hooks/copilot": COPILOT,
+        "/hooks/opencode": OPENCODE,
     }  # fmt: skip
-    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot"}
+    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot", "opencode"}
     assert title("gemini") == "Gemini CLI"
     assert title("codex") == "Codex"
     assert title("someone-new") == "someone-new"
