@@ -33,8 +33,9 @@ def parser() -> argparse.ArgumentParser:
         prog="hookbridge hook",
         description="Run as an agent host's hook: its JSON on stdin, the team's decision on stdout.",
     )
-    # Claude Code POSTs its hooks itself, and OpenCode's plugin does (register opencode).
-    made.add_argument("host", choices=sorted(name for name in HOSTS if name not in ("claude-code", "opencode")))
+    # OpenCode's plugin POSTs itself (register opencode). Claude Code does too (HTTP hooks, register --hooks), and
+    # may run this as a command hook instead (where a team's settings allow only command hooks).
+    made.add_argument("host", choices=sorted(name for name in HOSTS if name != "opencode"))
     made.add_argument("--url", default=None, help=f"the server (HOOKBRIDGE_URL, default {DEFAULT_URL})")
     made.add_argument(
         "--timeout",

@@ -15,7 +15,7 @@ from questions.models import Question
 from questions.serializers import question_data
 
 COLUMNS = [
-    "id", "kind", "asker", "status", "cancelReason", "question", "createdAt", "resolvedAt", "secondsToAnswer",
+    "id", "kind", "asker", "host", "status", "cancelReason", "question", "createdAt", "resolvedAt", "secondsToAnswer",
     "answer", "answerData", "answeredBy", "answeredAt", "answeredFrom", "session", "project",
 ]  # fmt: skip
 
@@ -27,6 +27,7 @@ def row(question: Question) -> dict[str, Any]:
         "id": data["id"],
         "kind": data["kind"],
         "asker": data["asker"],
+        "host": question.host_title,
         "status": data["status"],
         "cancelReason": data.get("cancelReason", ""),
         "question": data["question"],

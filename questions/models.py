@@ -158,6 +158,13 @@ class Question(InProject):
         return first_line_plain(self.text, 80)
 
     @property
+    def host_title(self) -> str:
+        """The agent host whose hook asked ("Codex", "Gemini CLI"), as its approval's payload names it; "" for
+        a question an agent asked over MCP."""
+        title = self.payload.get("host_title") if isinstance(self.payload, dict) else None
+        return title if isinstance(title, str) else ""
+
+    @property
     def time_to_answer(self) -> timedelta | None:
         if self.status != Status.ANSWERED or self.resolved_at is None:
             return None

@@ -15,7 +15,10 @@ from django.core.management import CommandError, call_command
 from mcpapi import opencode_config
 
 URL = "http://127.0.0.1:8123"
-OWN: dict[str, Any] = {"model": "anthropic/claude-sonnet-4-5", "mcp": {"docs": {"type": "remote", "url": "https://docs.example/mcp"}}}
+OWN: dict[str, Any] = {
+    "model": "anthropic/claude-sonnet-4-5",
+    "mcp": {"docs": {"type": "remote", "url": "https://docs.example/mcp"}},
+}
 
 
 def run(command: str, *args: str) -> str:

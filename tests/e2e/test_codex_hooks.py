@@ -57,6 +57,12 @@ async def test_a_shell_command_waits_for_the_team_and_a_deny_reaches_codex_with_
     assert code == 0, err
     assert decision(out) == {"behavior": "deny", "message": "Not on a Friday"}
     assert out.count("\n") == 1, "one JSON line on stdout, nothing else"
+    async with server.login() as browser:
+        history = (await browser.get("/history/", params={"q": "npm publish"})).text
+        exported = (await browser.get("/history/", params={"q": "npm publish", "format": "csv"})).text
+    assert "in Codex" in history, "history names the host"
+    header, line = exported.splitlines()[:2]
+    assert dict(zip(header.split(","), line.split(","), strict=False))["host"] == "Codex"
 
 
 async def test_an_allow_reaches_codex_and_an_edited_command_is_refused_naming_the_edit(server: LiveServer) -> None:
@@ -151,3 +157,17 @@ async def test_a_message_from_the_session_page_reaches_codexs_model_once_after_i
     assert "Use pnpm, not npm" in context["additionalContext"]
     _, again, _ = await run_hook(server, body("PostToolUse", session_id=session))
     assert json.loads(again) == {}, "handed over once"
+
+
+async def test_claude_code_may_run_the_same_command_as_a_command_hook(server: LiveServer) -> None:
+    # Where a team's settings allow only command hooks: the answer is Claude Code's own, as over HTTP.
+    sent = fixture_body("claude_code", "PermissionRequest", session_id=str(uuid.uuid4()))
+    sent["tool_input"] = {"command": f"make lint # {uuid.uuid4().hex[:6]}"}
+    hook = asyncio.create_task(host_hooks.run_hook(server, "claude-code", sent))
+    approval = await pending_approval(server, sent["tool_input"]["command"])
+    assert approval["payload"]["host_title"] == "Claude Code"
+    assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+    code, out, err = await asyncio.wait_for(hook, 30)
+    assert (code, json.loads(out)) == (
+        0, {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}},
+    ), err  # fmt: skip
