@@ -1,12 +1,14 @@
-"""`hookbridge hook HOST`: the command an agent host runs as its hook (Gemini CLI's and Codex's command hooks).
+"""`hookbridge hook HOST`: the command an agent host runs as its hook (the command hooks of Gemini CLI, Codex,
+Copilot CLI, and Claude Code where it takes no HTTP hooks).
 
 It reads the host's hook JSON on stdin, POSTs it to the server's /hooks/<host> (HOOKBRIDGE_URL, with
-HOOKBRIDGE_TOKEN), waits while a person decides, and writes the server's answer, already in the host's
-format, to stdout: nothing else, since the host parses stdout as its decision. It runs on every tool use, so
-it sets up no Django and imports only the standard library and the hosts' table.
+HOOKBRIDGE_TOKEN, else the local login's token `serve` made in the data folder), waits while a person decides,
+and writes the server's answer, already in the host's format, to stdout: nothing else, since the host parses
+stdout as its decision. It runs on every tool use, so it sets up no Django and imports only the standard library,
+the hosts' table and where the data folder is.
 
 When the server cannot be asked (down, refused, too slow for the host's own hook timeout) it writes the host's
-"no decision" (for Gemini CLI, "ask"; for Codex, nothing: either asks at its own prompt) and one line on
+"no decision" (for Gemini CLI, "ask"; for the others, nothing: each asks at its own prompt) and one line on
 stderr saying why: never a silent allow.
 """
 
@@ -21,6 +23,7 @@ import urllib.request
 from typing import IO, Any
 
 from claudecode.hosts import HOSTS, Host
+from hookbridge_site.paths import local_credentials
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 # The server answers "no decision" itself at HOOKBRIDGE_APPROVAL_TIMEOUT (590 s); `register gemini` gives
@@ -89,7 +92,7 @@ def main(argv: list[str], stdin: IO[str] | None = None, stdout: IO[str] | None =
     env = os.environ
     timeout = args.timeout if args.timeout is not None else float(env.get("HOOKBRIDGE_HOOK_TIMEOUT", DEFAULT_TIMEOUT))
     url = args.url or env.get("HOOKBRIDGE_URL", DEFAULT_URL)
-    answer, why = ask(host, raw, url, env.get("HOOKBRIDGE_TOKEN", ""), timeout)
+    answer, why = ask(host, raw, url, env.get("HOOKBRIDGE_TOKEN", "") or local_token(), timeout)
     if answer is None:
         refused = args.undecided == "deny"
         then = "refused" if refused else f"{host.title} asks at its own prompt"
@@ -103,10 +106,25 @@ def main(argv: list[str], stdin: IO[str] | None = None, stdout: IO[str] | None =
     return 0
 
 
+def local_token() -> str:
+    """The agent token `hookbridge serve` made for this machine's own login (its data folder), if there is one:
+    a laptop's hooks need no HOOKBRIDGE_TOKEN."""
+    try:
+        saved = json.loads(local_credentials().read_text())
+    except (OSError, ValueError):
+        return ""
+    token = saved.get("token") if isinstance(saved, dict) else None
+    return token if isinstance(token, str) else ""
+
+
 def ask(host: Host, raw: str, url: str, token: str, timeout: float) -> tuple[str | None, str]:
     """(the server's answer, "") or (None, why it could not be had)."""
     if not token:
-        return None, "HOOKBRIDGE_TOKEN is not set (an agent token: `hookbridge token NAME`)"
+        return (
+            None,
+            "HOOKBRIDGE_TOKEN is not set, and there is no local login's token (an agent token: "
+            "`hookbridge token NAME`)",
+        )
     request = urllib.request.Request(
         url.rstrip("/") + host.path,
         data=raw.encode(),

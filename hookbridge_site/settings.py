@@ -32,6 +32,7 @@ from core.env import (
     env_url,
     required_seconds,
 )
+from hookbridge_site import paths
 
 # Lets Django's generic classes be subscripted at run time (admin.ModelAdmin[Question]), as strict mypy wants.
 django_stubs_ext.monkeypatch()
@@ -39,17 +40,9 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def _default_data_dir() -> Path:
-    # A checkout keeps its data in var/ beside the code; an installed package (pip, pipx, uv tool)
-    # in the user's data folder, never inside site-packages.
-    if (BASE_DIR / "pyproject.toml").exists():
-        return BASE_DIR / "var"
-    return Path(env_str("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "hookbridge"
-
-
-# The SQLite database, the generated secret key and the local login and token live here.
-HOOKBRIDGE_DATA_DIR = Path(env_str("HOOKBRIDGE_DATA_DIR") or _default_data_dir()).expanduser()
-HOOKBRIDGE_LOCAL_CREDENTIALS = HOOKBRIDGE_DATA_DIR / "local-credentials.json"
+# The SQLite database, the generated secret key and the local login and token live here (hookbridge_site.paths).
+HOOKBRIDGE_DATA_DIR = paths.data_dir()
+HOOKBRIDGE_LOCAL_CREDENTIALS = paths.local_credentials()
 
 DEBUG = env_bool("DEBUG", False)
 

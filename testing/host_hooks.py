@@ -7,7 +7,9 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from testing.live import ROOT, LiveServer
@@ -29,9 +31,12 @@ async def run_hook(
     url: str | None = None,
     token: str | None = None,
     extra: tuple[str, ...] = (),
+    data_dir: Path | None = None,
 ) -> tuple[int, str, str]:
-    """`hookbridge hook <host>`: (exit code, stdout, stderr)."""
+    """`hookbridge hook <host>`: (exit code, stdout, stderr). `data_dir`: the Hook Bridge data folder it sees (its
+    local login's token); by default an empty one, so a tester's own local token never stands in."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("HOOKBRIDGE_")}
+    env["HOOKBRIDGE_DATA_DIR"] = str(data_dir or Path(tempfile.mkdtemp(prefix="hookbridge-no-data-")))
     if token is None and server is not None:
         token = server.tokens["agent-a"]
     if token:

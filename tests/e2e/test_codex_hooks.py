@@ -8,6 +8,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -171,3 +172,17 @@ async def test_claude_code_may_run_the_same_command_as_a_command_hook(server: Li
     assert (code, json.loads(out)) == (
         0, {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}},
     ), err  # fmt: skip
+
+
+async def test_without_hookbridge_token_the_hook_sends_the_local_logins_token(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    # `hookbridge serve` on a laptop keeps its login and agent token in the data folder: hooks need no export.
+    (tmp_path / "local-credentials.json").write_text(json.dumps({"username": "me", "token": server.tokens["agent-a"]}))
+    command = f"make docs # {uuid.uuid4().hex[:6]}"
+    hook = asyncio.create_task(run_hook(server, shell(command), token="", data_dir=tmp_path))
+    approval = await pending_approval(server, command)
+    assert approval["asker"] == "agent-a"
+    assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+    code, out, err = await asyncio.wait_for(hook, 30)
+    assert (code, decision(out)) == (0, {"behavior": "allow"}), err
