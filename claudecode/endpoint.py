@@ -137,10 +137,12 @@ async def _handle(
     via = call.event
     stop_hook_active = bool(call.body.get("stop_hook_active"))
 
+    hands_over = via in hosts.HOSTS[call.host].hands_over_at
+
     def record_and_collect() -> list[str]:
         service.record(session, call)
         # On a Stop that is already a hook's continuation, nothing is handed over: it would loop.
-        if via == "PostToolUse" or (via == "Stop" and not stop_hook_active):
+        if hands_over and (via == "PostToolUse" or (via == "Stop" and not stop_hook_active)):
             return service.deliveries(token, session, via)
         return []
 

@@ -29,6 +29,9 @@ class Host:
     events: dict[str, str] = field(default_factory=dict)
     # The host's tool → Claude Code's, for the tools a team rule or a card must recognise.
     tools: dict[str, str] = field(default_factory=dict)
+    # The events (Claude Code's names) whose answer the host hands its model: where people's messages and late
+    # answers are given over, and marked delivered. Elsewhere they wait, rather than be lost.
+    hands_over_at: frozenset[str] = frozenset({"PostToolUse", "Stop"})
 
     def to_claude(self, body: dict[str, Any]) -> dict[str, Any]:
         """The host's hook body in Claude Code's dialect (a body that is not an object is left to the parser)."""
@@ -227,10 +230,19 @@ GEMINI = Gemini(
 CODEX = Codex(name="codex", title="Codex", path="/hooks/codex")
 
 # Copilot CLI's permissionRequest names its tools in lower case ("bash"); its PascalCase hooks already say "Bash".
-COPILOT = Copilot(name="copilot", title="Copilot CLI", path="/hooks/copilot", tools={"bash": "Bash"})
+# Copilot CLI reads a command hook's answer to postToolUse not at all; its Stop takes {"decision": "block", "reason"}.
+COPILOT = Copilot(
+    name="copilot",
+    title="Copilot CLI",
+    path="/hooks/copilot",
+    tools={"bash": "Bash"},
+    hands_over_at=frozenset({"Stop"}),
+)
 
 # OpenCode's permission for a shell command is "bash".
-OPENCODE = OpenCode(name="opencode", title="OpenCode", path="/hooks/opencode", tools={"bash": "Bash"})
+OPENCODE = OpenCode(
+    name="opencode", title="OpenCode", path="/hooks/opencode", tools={"bash": "Bash"}, hands_over_at=frozenset()
+)
 
 HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, GEMINI, CODEX, COPILOT, OPENCODE)}
 PATHS: dict[str, Host] = {host.path: host for host in HOSTS.values()}

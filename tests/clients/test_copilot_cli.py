@@ -121,3 +121,21 @@ async def test_copilots_model_asks_the_team_over_mcp_and_hears_the_answer(server
         finally:
             out = await finished(cli)
     assert heard(model, "eu-west-1"), out
+
+
+async def test_a_persons_message_reaches_copilots_model_when_its_turn_ends(server: LiveServer, tmp_path: Path) -> None:
+    with scripted_model(COMMAND, tmp_path) as model:
+        cli = await copilot(server, tmp_path, model)
+        try:
+            approval = await pending_approval(server, COMMAND, timeout=90)
+            async with server.login() as http:
+                sent = await http.post(
+                    f"/sessions/{approval['session']}/messages",
+                    data={"text": "Use pnpm from now on"},
+                    headers={"HX-Request": "true"},
+                )
+            assert sent.status_code == 200, sent.text
+            assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+        finally:
+            out = await finished(cli)
+    assert heard(model, "Use pnpm from now on"), out

@@ -79,3 +79,22 @@ async def test_copilots_session_prompt_tool_use_and_stop_become_one_session_time
     assert (name, host) == ("Copilot CLI in /home/alice/shop", "copilot")
     assert "prompt" in types
     assert "tool" in types
+
+
+async def test_a_message_waits_past_copilots_tool_use_and_is_handed_over_when_it_stops(server: LiveServer) -> None:
+    # Copilot CLI reads nothing a command hook answers to postToolUse: handed there, it would be lost.
+    session = str(uuid.uuid4())
+    await run_hook(server, body("UserPromptSubmit", session))
+    async with server.login() as http:
+        sent = await http.post(
+            f"/sessions/{session}/messages", data={"text": "Use pnpm, not npm"}, headers={"HX-Request": "true"}
+        )
+    assert sent.status_code == 200, sent.text
+    _, out, _ = await run_hook(server, body("PostToolUse", session))
+    assert json.loads(out) == {}
+    _, out, _ = await run_hook(server, body("Stop", session))
+    said = json.loads(out)
+    assert said["decision"] == "block", "Copilot CLI takes another turn with the reason as its prompt"
+    assert "Use pnpm, not npm" in said["reason"]
+    _, again, _ = await run_hook(server, body("Stop", session, stop_hook_active=True))
+    assert json.loads(again) == {}, "handed over once"
