@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,8 +50,13 @@ class Run:
         folder = codex_home(home, model)
         token = server.tokens["agent-a"]
         server.manage("register_codex", "--codex-home", str(folder), "--url", url or server.url, "--token", token)
-        self.model = model
+        self.model, self.home = model, home
         self.terminal = Terminal(self.project, codex_env(home, token), str(CODEX), "Do the task")
+
+    def close(self) -> None:
+        """The TUI's tmux session, and the app-server daemon Codex's TUI starts from its home and leaves running."""
+        self.terminal.close()
+        subprocess.run(["pkill", "-f", re.escape(str(self.home / ".codex" / "packages"))], check=False)
 
     def made(self) -> bool:
         return (self.project / "hi.txt").exists()
@@ -82,7 +89,7 @@ async def test_the_tui_runs_a_command_only_once_the_team_allows_it_and_the_card_
             await until("the command running", run.made, 60, run.terminal.screen)
             await run.heard("Process exited with code 0")
         finally:
-            run.terminal.close()
+            run.close()
     assert (run.project / "hi.txt").read_text() == "made\n"
 
 
@@ -95,7 +102,7 @@ async def test_a_deny_runs_nothing_and_codexs_model_reads_the_reason(server: Liv
             assert (await server.answer_via_api(approval["id"], decision)).status_code == 200
             await run.heard("Not on a Friday")
         finally:
-            run.terminal.close()
+            run.close()
     assert not run.made()
 
 
@@ -108,7 +115,7 @@ async def test_a_team_rule_decides_codexs_command_with_no_card(server: LiveServe
             try:
                 await until("the command running", run.made, 120, run.terminal.screen)
             finally:
-                run.terminal.close()
+                run.close()
         decided = [q for q in await server.questions() if q["payload"].get("cwd") == str(run.project)]
         assert [q["status"] for q in decided] == ["answered"], "the rule's decision is in the history, no card"
         assert decided[0]["answer"]["answeredBy"].startswith("rule #")
@@ -133,7 +140,7 @@ async def test_with_the_server_down_codex_asks_at_its_own_prompt_and_runs_nothin
             await asyncio.sleep(1)
             assert not run.made(), "no silent allow"
         finally:
-            run.terminal.close()
+            run.close()
 
 
 async def test_codexs_model_asks_the_team_over_mcp_and_hears_the_answer(server: LiveServer, tmp_path: Path) -> None:
@@ -152,4 +159,4 @@ async def test_codexs_model_asks_the_team_over_mcp_and_hears_the_answer(server: 
             assert (await server.answer_via_api(asked["id"], "eu-west-1")).status_code == 200
             await run.heard("eu-west-1")
         finally:
-            run.terminal.close()
+            run.close()
