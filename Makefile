@@ -92,9 +92,11 @@ tests/copilot_cli/node_modules/.installed: tests/copilot_cli/package-lock.json |
 copilot-deps: tests/copilot_cli/node_modules/.installed
 
 # The real OpenCode, pinned by the lock, for tests/clients/test_opencode_cli.py (offline: its anthropic provider
-# against testing/model_stand_in.py).
+# against testing/model_stand_in.py). `npm install`, which keeps to the lock, not `npm ci`: npm 11 writes
+# opencode-ai's other platforms' optional packages into the lock without a version and `npm ci` then calls the
+# lock out of sync ("Missing: opencode-darwin-arm64@").
 tests/opencode_cli/node_modules/.installed: tests/opencode_cli/package-lock.json | system-deps
-	npm ci --prefix tests/opencode_cli --no-audit --no-fund --loglevel=error
+	npm install --prefix tests/opencode_cli --no-audit --no-fund --loglevel=error
 	touch $@
 
 opencode-deps: tests/opencode_cli/node_modules/.installed
