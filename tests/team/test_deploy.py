@@ -88,64 +88,66 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     )  # fmt: skip
     processes: list[subprocess.Popen[bytes]] = []
     with fresh_postgres_database() as database_url:
-        https_port, http_port = free_port(), free_port()
-        env = unit_env(
-            DATABASE_URL=database_url,
-            REDIS_URL=REDIS_URL,
-            ALLOWED_HOSTS="localhost",
-            CSRF_TRUSTED_ORIGINS=f"https://localhost:{https_port}",
-            HOOKBRIDGE_PUBLIC_URL=f"https://localhost:{https_port}",
-            HOOKBRIDGE_MCP_ALLOWED_HOSTS="localhost",  # nginx forwards $host: the name without the port
-            HOOKBRIDGE_MCP_ALLOWED_ORIGINS=f"https://localhost:{https_port}",
-            HOOKBRIDGE_PROGRESS_INTERVAL="0.3",
-            SECRET_KEY=secrets.token_urlsafe(50),  # as docs/deploy.md says: the example's is refused
-        )
-        for command in unit_commands("hookbridge-migrate.service"):
-            subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)
-        helper = LiveServer(env_overrides={k: v for k, v in env.items() if k.isupper()}, prepare=False)
-        for name, scope in (("agent-a", "agent"), ("answer-bot", "answer")):
-            output = helper.manage("create_token", name, "--scope", scope)
-            helper.tokens[name] = output.strip().splitlines()[-1]
-        helper.manage(
-            "shell",
-            "-c",
-            f"from django.contrib.auth.models import User; User.objects.create_user('alice', password='{PASSWORD}')",
-        )
-
-        workers = [free_port(), free_port()]
-        for port in workers:
-            (command,) = unit_commands("hookbridge@.service", str(port))
-            log = (tmp / f"worker-{port}.log").open("wb")
-            processes.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT))
-        (tmp / "logs").mkdir()
-        (tmp / "nginx.conf").write_text(
-            f"pid {tmp}/nginx.pid;\nerror_log {tmp}/logs/error.log;\nevents {{}}\n"
-            f"http {{\n  access_log {tmp}/logs/access.log;\n  client_body_temp_path {tmp}/body;\n"
-            f"  proxy_temp_path {tmp}/proxy;\n  include /etc/nginx/mime.types;\n"
-            f"{nginx_site(workers, http_port, https_port, cert, key)}\n}}\n"
-        )
-        tested = subprocess.run(
-            ["nginx", "-t", "-c", str(tmp / "nginx.conf"), "-p", str(tmp)], capture_output=True, text=True
-        )
-        assert tested.returncode == 0, tested.stderr
-        processes.append(
-            subprocess.Popen(["nginx", "-c", str(tmp / "nginx.conf"), "-p", str(tmp), "-g", "daemon off;"])
-        )
-        url = f"https://localhost:{https_port}"
-        # Each worker answering at all (it redirects plain HTTP to HTTPS), then nginx in front of them: a worker
-        # still starting on a loaded machine made nginx answer 502 to the first test's first request.
-        deadline = time.monotonic() + 90
-        for base in [*(f"http://127.0.0.1:{port}" for port in workers), url]:
-            while True:
-                try:
-                    if httpx2.get(f"{base}/accounts/login/", verify=False).status_code < 500:
-                        break
-                except httpx2.HTTPError:
-                    pass
-                logs = "\n".join(path.read_text(errors="replace")[-1500:] for path in tmp.glob("worker-*.log"))
-                assert time.monotonic() < deadline, f"{base} did not answer within 90 s; the workers said:\n{logs}"
-                time.sleep(0.2)
+        # Everything started is stopped again, a start that never got ready included (its nginx outlived a run).
         try:
+            https_port, http_port = free_port(), free_port()
+            env = unit_env(
+                DATABASE_URL=database_url,
+                REDIS_URL=REDIS_URL,
+                ALLOWED_HOSTS="localhost",
+                CSRF_TRUSTED_ORIGINS=f"https://localhost:{https_port}",
+                HOOKBRIDGE_PUBLIC_URL=f"https://localhost:{https_port}",
+                HOOKBRIDGE_MCP_ALLOWED_HOSTS="localhost",  # nginx forwards $host: the name without the port
+                HOOKBRIDGE_MCP_ALLOWED_ORIGINS=f"https://localhost:{https_port}",
+                HOOKBRIDGE_PROGRESS_INTERVAL="0.3",
+                SECRET_KEY=secrets.token_urlsafe(50),  # as docs/deploy.md says: the example's is refused
+            )
+            for command in unit_commands("hookbridge-migrate.service"):
+                subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)
+            helper = LiveServer(env_overrides={k: v for k, v in env.items() if k.isupper()}, prepare=False)
+            for name, scope in (("agent-a", "agent"), ("answer-bot", "answer")):
+                output = helper.manage("create_token", name, "--scope", scope)
+                helper.tokens[name] = output.strip().splitlines()[-1]
+            helper.manage(
+                "shell",
+                "-c",
+                "from django.contrib.auth.models import User; "
+                f"User.objects.create_user('alice', password='{PASSWORD}')",
+            )
+
+            workers = [free_port(), free_port()]
+            for port in workers:
+                (command,) = unit_commands("hookbridge@.service", str(port))
+                log = (tmp / f"worker-{port}.log").open("wb")
+                processes.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT))
+            (tmp / "logs").mkdir()
+            (tmp / "nginx.conf").write_text(
+                f"pid {tmp}/nginx.pid;\nerror_log {tmp}/logs/error.log;\nevents {{}}\n"
+                f"http {{\n  access_log {tmp}/logs/access.log;\n  client_body_temp_path {tmp}/body;\n"
+                f"  proxy_temp_path {tmp}/proxy;\n  include /etc/nginx/mime.types;\n"
+                f"{nginx_site(workers, http_port, https_port, cert, key)}\n}}\n"
+            )
+            tested = subprocess.run(
+                ["nginx", "-t", "-c", str(tmp / "nginx.conf"), "-p", str(tmp)], capture_output=True, text=True
+            )
+            assert tested.returncode == 0, tested.stderr
+            processes.append(
+                subprocess.Popen(["nginx", "-c", str(tmp / "nginx.conf"), "-p", str(tmp), "-g", "daemon off;"])
+            )
+            url = f"https://localhost:{https_port}"
+            # Each worker answering at all (it redirects plain HTTP to HTTPS), then nginx in front of them: a worker
+            # still starting on a loaded machine made nginx answer 502 to the first test's first request.
+            deadline = time.monotonic() + 90
+            for base in [*(f"http://127.0.0.1:{port}" for port in workers), url]:
+                while True:
+                    try:
+                        if httpx2.get(f"{base}/accounts/login/", verify=False).status_code < 500:
+                            break
+                    except httpx2.HTTPError:
+                        pass
+                    logs = "\n".join(path.read_text(errors="replace")[-1500:] for path in tmp.glob("worker-*.log"))
+                    assert time.monotonic() < deadline, f"{base} did not answer within 90 s; the workers said:\n{logs}"
+                    time.sleep(0.2)
             yield {"url": url, "http_url": f"http://localhost:{http_port}", "tokens": helper.tokens, "tmp": tmp}
         finally:
             for process in processes:
