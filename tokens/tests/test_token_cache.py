@@ -119,15 +119,17 @@ def test_a_bucket_lets_a_burst_through_then_one_request_per_share_of_the_minute(
 def test_a_token_past_its_requests_a_minute_gets_429_naming_the_setting_and_another_token_does_not(
     client: Client, settings: Any
 ) -> None:
-    settings.HOOKBRIDGE_REQUESTS_PER_MINUTE = 60  # bursts of 10
+    # Bursts of 10, then one more every 10 s: at 60 a minute (one a second) a loaded machine's 13 requests took
+    # long enough to earn the 13th back (CI saw a 200).
+    settings.HOOKBRIDGE_REQUESTS_PER_MINUTE = 6
     _, flood = AgentToken.issue("flood-bot", scope=Scope.ANSWER)
     _, calm = AgentToken.issue("calm-bot", scope=Scope.ANSWER)
     statuses = [client.get("/api/questions", HTTP_AUTHORIZATION=f"Bearer {flood}").status_code for _ in range(12)]
     assert statuses[:10] == [200] * 10
     refused = client.get("/api/questions", HTTP_AUTHORIZATION=f"Bearer {flood}")
     assert refused.status_code == 429
-    assert "HOOKBRIDGE_REQUESTS_PER_MINUTE=60" in refused.json()["error"]
-    assert 1 <= int(refused["Retry-After"]) <= 6
+    assert "HOOKBRIDGE_REQUESTS_PER_MINUTE=6" in refused.json()["error"]
+    assert 1 <= int(refused["Retry-After"]) <= 10
     assert client.get("/api/questions", HTTP_AUTHORIZATION=f"Bearer {calm}").status_code == 200
 
 
