@@ -119,12 +119,8 @@ class Codex(Host):
             decision = _decision(answer)
             if decision is None:
                 return NO_DECISION
-            said: dict[str, Any] = {"behavior": "allow" if decision.get("behavior") == "allow" else "deny"}
-            edited = decision.get("updatedInput")
-            if said["behavior"] == "allow" and isinstance(edited, dict):
-                said = {"behavior": "deny", "message": _edited(edited)}
-            elif said["behavior"] == "deny":
-                said["message"] = str(decision.get("message") or "Denied on Hook Bridge.")
+            allowed, why = _allowed_as_asked(decision)
+            said = {"behavior": "allow"} if allowed else {"behavior": "deny", "message": why}
             return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": said}}
         if event == "PreToolUse" and isinstance(output, dict):
             kept = {
@@ -136,6 +132,15 @@ class Codex(Host):
                 kept.update(permissionDecision="deny", permissionDecisionReason=_edited(output["updatedInput"]))
             return {"hookSpecificOutput": kept}
         return answer
+
+
+def _allowed_as_asked(decision: dict[str, Any]) -> tuple[bool, str]:
+    """(allowed, why not) for a host that cannot run an edited command: an edit is a refusal naming the edit,
+    never an allow of the command the person changed."""
+    edited = decision.get("updatedInput")
+    if decision.get("behavior") == "allow":
+        return (False, _edited(edited)) if isinstance(edited, dict) else (True, "")
+    return False, str(decision.get("message") or "Denied on Hook Bridge.")
 
 
 def _edited(tool_input: Any) -> str:
@@ -180,12 +185,8 @@ class Copilot(Host):
         decision = _decision(answer)
         if decision is None:
             return NO_DECISION
-        edited = decision.get("updatedInput")
-        if decision.get("behavior") == "allow":
-            return (
-                {"behavior": "deny", "message": _edited(edited)} if isinstance(edited, dict) else {"behavior": "allow"}
-            )
-        return {"behavior": "deny", "message": str(decision.get("message") or "Denied on Hook Bridge.")}
+        allowed, why = _allowed_as_asked(decision)
+        return {"behavior": "allow"} if allowed else {"behavior": "deny", "message": why}
 
 
 @dataclass(frozen=True)
@@ -205,10 +206,8 @@ class OpenCode(Host):
         decision = _decision(answer)
         if decision is None:
             return NO_DECISION
-        edited = decision.get("updatedInput")
-        if decision.get("behavior") == "allow":
-            return {"reply": "reject", "message": _edited(edited)} if isinstance(edited, dict) else {"reply": "once"}
-        return {"reply": "reject", "message": str(decision.get("message") or "Denied on Hook Bridge.")}
+        allowed, why = _allowed_as_asked(decision)
+        return {"reply": "once"} if allowed else {"reply": "reject", "message": why}
 
 
 CLAUDE_CODE = Host(name="claude-code", title="Claude Code", path="/hooks/claude")
