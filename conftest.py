@@ -91,6 +91,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SlowFirst(), "hookbridge-slow-first")
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """On SQLite, the tests' database is a WAL file of each worker's own, as the server's is.
+
+    Django's default, a shared-cache in-memory database, locks whole tables between connections and fails at
+    once instead of waiting: a write on asgiref's database thread while the read thread read the same table
+    failed with "database table is locked", which a WAL file (readers never block the writer) cannot.
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("database") / "test.sqlite3")
+
+
 @pytest.fixture(autouse=True)
 def fresh_request_allowances() -> Iterator[None]:
     """Each test starts with full per-token allowances (HOOKBRIDGE_REQUESTS_PER_MINUTE): token ids repeat

@@ -28,6 +28,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 from core import runtime
+from core.compat.asgiref import calling_loop
 from core.db import database_sync_to_async
 
 logger = logging.getLogger(__name__)
@@ -83,9 +84,11 @@ def _log_failure(future: Future[None]) -> None:
 def send(group: str, message: dict[str, Any]) -> None:
     """Send from sync code (on-commit hooks); a failure is logged, never raised."""
     layer = get_channel_layer()
-    loop = runtime.server_loop
+    # Outside the server (a test), a worker thread of the loop that called it hands the send to that loop too:
+    # waiting there parks the thread until the loop runs it, and one that stopped never does.
+    loop = runtime.server_loop or calling_loop()
     if loop is None:
-        # No server loop (a management command, a test): nothing to hang on, so just wait.
+        # No loop at all (a management command): nothing to hang on, so just wait.
         try:
             async_to_sync(layer.group_send)(group, message)
         except Exception:
@@ -95,6 +98,9 @@ def send(group: str, message: dict[str, Any]) -> None:
         task = loop.create_task(layer.group_send(group, message))
         runtime.push_tasks.add(task)
         task.add_done_callback(runtime.push_tasks.discard)
+        return
+    if not loop.is_running():  # the loop stopped (a test that ended): a push would wait forever, for no one
+        logger.info("Dropped %s for group %s: its event loop has stopped", message.get("type"), group)
         return
     try:
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)

@@ -7,10 +7,13 @@
   the token-API views run their bodies there, where the connection is already open.
 - `under_async_to_sync`: whether this coroutine runs inside async_to_sync (WSGI, Django's test
   client), where a hop must stay in the calling thread to see the caller's transaction.
+- `calling_loop`: the event loop whose sync_to_async call this worker thread runs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -38,3 +41,16 @@ def shared_sync_executor() -> ThreadPoolExecutor:
 
 def under_async_to_sync() -> bool:
     return getattr(AsyncToSync.executors, "current", None) is not None
+
+
+def calling_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop that handed this thread its current sync_to_async call (which may have stopped since), or
+    None in a thread no loop called into.
+
+    Read from where SyncToAsync records it for async_to_sync.
+    """
+    local = SyncToAsync.threadlocal
+    if getattr(local, "main_event_loop_pid", None) != os.getpid():
+        return None
+    loop: asyncio.AbstractEventLoop | None = getattr(local, "main_event_loop", None)
+    return loop

@@ -1,14 +1,19 @@
-"""send_latest: a burst of changes to one page becomes a few pushes, and the last change always goes out."""
+"""send_latest: a burst of changes to one page becomes a few pushes, and the last change always goes out; send
+from a worker thread never waits for a loop."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from asgiref.sync import SyncToAsync, sync_to_async
+from channels.layers import get_channel_layer
 
 from core import broadcast, runtime
 
@@ -131,3 +136,68 @@ def test_a_failing_build_is_logged_not_raised(server_loop: Any, caplog: pytest.L
 
     broadcast.send_latest("page", broken)
     assert "Could not render a dashboard push" in caplog.text
+
+
+class DaemonThreads(ThreadPoolExecutor):
+    """Each call in a daemon thread of its own: a thread this test fails to free cannot hang the interpreter's exit."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as error:  # handed to whoever awaits the call
+                future.set_exception(error)
+
+        threading.Thread(target=run, daemon=True).start()
+        return future
+
+
+def test_a_push_from_a_thread_whose_loop_has_stopped_is_dropped_not_waited_for(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A test's loop ended while an ask's write still ran in its thread: that write's pushes once parked the thread
+    for ever (async_to_sync waits for a loop that never runs again), and the interpreter hung joining it."""
+    caplog.set_level(logging.INFO, logger="core.broadcast")
+    loop_gone, pushed = threading.Event(), threading.Event()
+
+    def write_then_push() -> None:
+        loop_gone.wait(10)
+        broadcast.send(broadcast.DASHBOARD_GROUP, {"type": "dashboard.html", "html": "<p>late</p>"})
+        pushed.set()
+
+    async def start_and_leave() -> asyncio.Future[None]:
+        call = SyncToAsync(write_then_push, thread_sensitive=False, executor=DaemonThreads())
+        started = asyncio.ensure_future(call())
+        await asyncio.sleep(0.05)
+        assert not started.done()
+        return started
+
+    # Stopped, not closed, as a test's loop is between tests: a closed one asgiref would notice.
+    loop = asyncio.new_event_loop()
+    try:
+        call = loop.run_until_complete(start_and_leave())
+        loop_gone.set()
+        assert pushed.wait(5), "the push waited for a loop that has stopped"
+        loop.run_until_complete(call)
+    finally:
+        loop.close()
+    assert "Dropped dashboard.html for group dashboard: its event loop has stopped" in caplog.text
+
+
+def test_a_push_from_a_worker_thread_goes_through_the_loop_that_called_it() -> None:
+    """Outside the server (a test's loop), a worker thread hands the push to its loop rather than waiting on it."""
+    layer = get_channel_layer()
+
+    async def listen_then_push() -> dict[str, Any]:
+        channel = await layer.new_channel()
+        await layer.group_add("listeners", channel)
+        await sync_to_async(broadcast.send, thread_sensitive=False)("listeners", {"type": "x.y", "n": 1})
+        message: dict[str, Any] = await asyncio.wait_for(layer.receive(channel), timeout=5)
+        return message
+
+    assert runtime.server_loop is None
+    assert asyncio.run(listen_then_push()) == {"type": "x.y", "n": 1}

@@ -93,6 +93,9 @@ def test_it_lists_projects_and_members(bob: User) -> None:
     assert "web: bob (viewer)" in listed
 
 
+# Transactional: the command closes the database connection when it ends, as Django's command line does, and a
+# test's own transaction ends with it.
+@pytest.mark.django_db(transaction=True)
 def test_the_hookbridge_command_is_the_same_command(bob: User, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["project", "create", "ops"]) == 0
     assert cli.main(["project", "member", "ops", "bob", "--role", "answerer"]) == 0
