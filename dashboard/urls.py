@@ -8,4 +8,5 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("metrics", views.metrics, name="metrics"),
 ]

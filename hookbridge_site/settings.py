@@ -274,6 +274,9 @@ HOOKBRIDGE_ASKME_TIMEOUT = env_seconds_or_none("HOOKBRIDGE_ASKME_TIMEOUT", 300.0
 HOOKBRIDGE_WEBHOOK_URL = env_url("HOOKBRIDGE_WEBHOOK_URL", "")
 # Signs each webhook post (X-HookBridge-Signature, notify.webhook) so its receiver can check it.
 HOOKBRIDGE_WEBHOOK_SECRET = env_str("HOOKBRIDGE_WEBHOOK_SECRET", "")
+# Prometheus metrics at /metrics (dashboard.metrics), for a scraper sending `Authorization: Bearer <this>`;
+# empty, the default: no /metrics at all.
+HOOKBRIDGE_METRICS_TOKEN = env_str("HOOKBRIDGE_METRICS_TOKEN", "")
 # Reaching people (notify): the escalation every project without its own follows (channel@delay, in order),
 # Slack's bot token, signing secret, default channel and Web API address (tests point it at a fake), and
 # e-mail (EMAIL_URL in django-environ's form, smtp://user:password@host:587, sets Django's mail settings).
