@@ -359,6 +359,16 @@ HOOKBRIDGE_HOOK_OUTPUT_LIMIT = env_int("HOOKBRIDGE_HOOK_OUTPUT_LIMIT", 64 * 1024
 HOOKBRIDGE_HOOK_MAX_RUNS = env_int("HOOKBRIDGE_HOOK_MAX_RUNS", 2 * (os.cpu_count() or 1))
 HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN = env_int("HOOKBRIDGE_HOOK_MAX_RUNS_PER_TOKEN", os.cpu_count() or 1)
 
+# An approval's shell command containing one of these (case and spacing aside) carries a plain warning on its
+# card: what cannot be taken back. Comma-separated; empty: no warnings.
+HOOKBRIDGE_DESTRUCTIVE_COMMANDS = env_list(
+    "HOOKBRIDGE_DESTRUCTIVE_COMMANDS",
+    [
+        "rm -rf", "rm -fr", "rm -r", "git push --force", "git push -f", "git reset --hard", "git clean -f",
+        "git branch -D", "DROP TABLE", "DROP DATABASE", "TRUNCATE", "DELETE FROM", "mkfs", "dd if=",
+        "chmod -R", "chown -R", "kubectl delete", "terraform destroy", "shutdown", "reboot",
+    ],
+)  # fmt: skip
 # Claude Code's approvals (/hooks/claude): the server answers "no decision" after this long, so the host
 # asks at the terminal instead of failing the hook at its own timeout (600 s unless the settings say otherwise).
 HOOKBRIDGE_APPROVAL_TIMEOUT = required_seconds("HOOKBRIDGE_APPROVAL_TIMEOUT", 590.0)

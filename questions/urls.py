@@ -14,6 +14,7 @@ urlpatterns = [
     path("questions/pending", views.pending_page, name="pending-page"),
     path("questions/sample", views.sample, name="sample"),
     path("history/", views.history, name="history"),
+    path("analytics/", views.analytics_page, name="analytics"),
     path("answers/<int:answer_id>/images/<int:number>", views.answer_image, name="answer-image"),
     path("replies/", views.saved_replies, name="replies"),
     path("replies/add", views.save_reply, name="save-reply"),

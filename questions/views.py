@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from core.htmx import HtmxHttpRequest
 from projects import access
-from questions import exports, images, queue, replies
+from questions import analytics, exports, images, queue, replies
 from questions.forms import HistoryFilter
 from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, AnswerImage, Question, SavedReply
@@ -173,6 +173,23 @@ def history(request: HtmxHttpRequest) -> HttpResponse:
     context = {"page": page, "filters": filters, "query": query.urlencode(), "searched": searched}
     template = "questions/history.html#history-table" if request.htmx else "questions/history.html"
     return render(request, template, context)
+
+
+@require_safe
+@login_required
+def analytics_page(request: HtmxHttpRequest) -> HttpResponse:
+    """How long agents wait on people, in the projects this person sees; ?format=csv for the same numbers."""
+    form = analytics.AnalyticsForm(request.GET)
+    if not form.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in form.errors.items())
+        return render(request, "questions/analytics.html", {"form": form, "problems": problems}, status=400)
+    days: int = form.cleaned_data["days"]
+    figures = analytics.report(access.of_request(request).visible(Question.objects.all()), days)
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(analytics.as_csv(figures), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="hookbridge-analytics-{days}d.csv"'
+        return response
+    return render(request, "questions/analytics.html", {"form": form, "report": figures, "chart": figures.chart()})
 
 
 @require_safe

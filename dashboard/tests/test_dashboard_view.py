@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 
 from hooks.config import discovered
+from questions.kinds import Kind
 from questions.models import Question
 from testing.hook_world import plugin
 from testing.html import assert_inert
@@ -24,6 +25,21 @@ def test_it_lists_pending_questions_oldest_first(logged_in: Client, agent: tuple
     assert page.index("First?") < page.index("Second?") < page.index("Third?")
     assert "Answered already?" not in page
     assert 'id="pending-count" class="count" >3<' in page.replace("\n", "")
+
+
+def test_a_destructive_command_carries_a_warning_in_words(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+    """Issue 42: a shell command on HOOKBRIDGE_DESTRUCTIVE_COMMANDS says so on its card; a harmless one does not."""
+    token = agent[0]
+    for command in ("rm -rf build && git push --force origin main", "npm test"):
+        payload = {"tool_name": "Bash", "tool_input": {"command": command}, "cwd": "/home/dev/shop"}
+        Question.ask(asker=token, asker_name=token.name, text=command, options=[], kind=Kind.APPROVAL, payload=payload)
+    page = logged_in.get("/").content.decode()
+    warnings = page.count('class="destructive"')
+    assert warnings == 1
+    warning = page[page.index('class="destructive"') : page.index("</p>", page.index('class="destructive"'))]
+    assert "Cannot be undone:" in warning
+    assert "<code>rm -rf</code>, <code>git push --force</code>" in warning
+    assert page.count("<code>/home/dev/shop</code>") == 2, "each command shows where it runs"
 
 
 def test_it_renders_agent_markdown_inert(logged_in: Client, agent: tuple[AgentToken, str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from typing import Any
 
 from django import forms
@@ -46,6 +47,34 @@ def describe_suggestion(suggestion: Any) -> str:
 def suggestions_of(question: Asked) -> list[Any]:
     found = question.payload.get("permission_suggestions")
     return found if isinstance(found, list) else []
+
+
+def destructive(command: str) -> list[str]:
+    """What in `command` matches a phrase of HOOKBRIDGE_DESTRUCTIVE_COMMANDS, as the command spells it.
+
+    A phrase matches from the start of a word, whatever the case of its words and the spaces between them; a
+    flag keeps its case ("git branch -D", not "-d") and takes more letters after it ("rm -r" is in "rm -rf"),
+    and a phrase ending in a letter ends a word ("reboot", not "rebooted"). Of overlapping matches, the longest.
+    """
+    spans = []
+    for phrase in settings.HOOKBRIDGE_DESTRUCTIVE_COMMANDS:
+        words = phrase.split()
+        if not words:
+            continue
+        parts = [rf"(?-i:{re.escape(word)})" if word.startswith("-") else re.escape(word) for word in words]
+        pattern = r"\s+".join(parts)
+        if re.fullmatch(r"-[A-Za-z]+", words[-1]):
+            pattern += "[A-Za-z]*"
+        elif phrase[-1].isalnum():
+            pattern += r"(?![\w-])"
+        spans += [match.span() for match in re.finditer(rf"(?<![\w-]){pattern}", command, re.IGNORECASE)]
+    found: list[str] = []
+    reached = -1
+    for begin, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if begin >= reached:
+            found.append(" ".join(command[begin:end].split()))
+            reached = end
+    return list(dict.fromkeys(found))
 
 
 def input_diff(tool_name: str, tool_input: Any) -> str | None:
@@ -127,6 +156,7 @@ class ApprovalForm(AnswerForm):
             "description": inputs.get("description") if isinstance(inputs.get("description"), str) else ""
         }
         shown["command"] = inputs["command"] if tool == "Bash" and isinstance(inputs.get("command"), str) else None
+        shown["destructive"] = destructive(shown["command"]) if shown["command"] else []
         diff = input_diff(tool, tool_input)
         shown["write"] = written(tool, tool_input)
         shown["path"] = inputs.get("file_path", "")

@@ -10,7 +10,7 @@ import pytest
 from claudecode.models import ApprovalRule, CompiledRule
 from claudecode.policy import decide
 from questions.kinds import InvalidAnswer, kind_of
-from questions.kinds.approval import ApprovalForm, describe_suggestion, input_diff
+from questions.kinds.approval import ApprovalForm, describe_suggestion, destructive, input_diff
 
 KIND = kind_of("approval")
 SUGGESTIONS = [
@@ -116,6 +116,35 @@ def test_an_edit_shows_as_a_diff_and_a_command_as_code() -> None:
     assert ("removed", "-a") in shown["diff"]
     assert ("added", "+b") in shown["diff"]
     assert ApprovalForm(KIND, Asked()).shown["command"] == "touch hi.txt"
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        ("rm -rf /", ["rm -rf"]),
+        ("rm  -r build && RM -rf dist", ["rm -r", "RM -rf"]),
+        ("git clean -fdx", ["git clean -fdx"]),
+        ("git branch -D old", ["git branch -D"]),
+        ("git branch -d merged", []),
+        ('psql -c "drop   table users"', ["drop table"]),
+        ("sudo reboot", ["reboot"]),
+        ("cat rebooted.log", []),
+        ("perform -r", []),
+        ("git push --force-with-lease", []),
+        ("npm test", []),
+    ],
+)
+def test_a_destructive_command_is_named_as_it_is_written(command: str, found: list[str]) -> None:
+    assert destructive(command) == found
+
+
+def test_the_destructive_list_is_the_settings_and_only_a_shell_command_is_checked(settings: Any) -> None:
+    settings.HOOKBRIDGE_DESTRUCTIVE_COMMANDS = ["make deploy"]
+    assert ApprovalForm(KIND, Asked("Bash", {"command": "make  deploy prod"})).shown["destructive"] == ["make deploy"]
+    assert ApprovalForm(KIND, Asked("Bash", {"command": "rm -rf /"})).shown["destructive"] == []
+    assert ApprovalForm(KIND, Asked("Write", {"file_path": "make deploy", "content": ""})).shown["destructive"] == []
+    settings.HOOKBRIDGE_DESTRUCTIVE_COMMANDS = []
+    assert ApprovalForm(KIND, Asked("Bash", {"command": "make deploy"})).shown["destructive"] == []
 
 
 def rule(**fields: Any) -> CompiledRule:

@@ -69,6 +69,14 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         marker = f"rm -rf build-{width}"
         request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
         card = await card_for(page, marker, width, "deny")
+        # What cannot be undone is said in words, right under the command, and nothing overlaps it.
+        await expect(card.locator("p.destructive")).to_have_text(
+            "Cannot be undone: it runs rm -rf. Read the whole command before you allow it."
+        )
+        command, warning = card.locator("pre.command"), card.locator("p.destructive")
+        command_box, warning_box = await command.bounding_box(), await warning.bounding_box()
+        assert command_box and warning_box and warning_box["y"] >= command_box["y"] + command_box["height"] - 1
+        assert warning_box["x"] + warning_box["width"] <= width
         await card.get_by_label("Why not, if you deny (the agent reads it)").fill("Run make clean instead")
         await card.get_by_role("radio", name="Deny").check()
         await card.get_by_role("button", name="Send decision").click()
