@@ -41,7 +41,7 @@ def seen_as(client: Client, user: User) -> Client:
 
 
 def rows(client: Client, days: int = 30) -> list[dict[str, str]]:
-    response = client.get("/analytics/", {"days": days, "format": "csv"})
+    response = client.get("/analytics/", {"days": str(days), "format": "csv"})
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv"
     return list(csv.DictReader(io.StringIO(response.content.decode())))

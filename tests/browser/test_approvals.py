@@ -75,7 +75,9 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         )
         command, warning = card.locator("pre.command"), card.locator("p.destructive")
         command_box, warning_box = await command.bounding_box(), await warning.bounding_box()
-        assert command_box and warning_box and warning_box["y"] >= command_box["y"] + command_box["height"] - 1
+        assert command_box is not None
+        assert warning_box is not None
+        assert warning_box["y"] >= command_box["y"] + command_box["height"] - 1
         assert warning_box["x"] + warning_box["width"] <= width
         await card.get_by_label("Why not, if you deny (the agent reads it)").fill("Run make clean instead")
         await card.get_by_role("radio", name="Deny").check()

@@ -450,3 +450,35 @@ async def test_a_card_says_who_else_is_asked_and_when_and_a_failing_channel_says
             await server.answer_via_api(question["id"], "main")
         await asyncio.wait_for(asyncio.gather(call, other), 15)
     await page.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+async def test_analytics_leads_with_the_figures_and_fits_the_screen(
+    live_server_proc: LiveServer, browser: Browser, past_work: dict[str, str], width: int, height: int
+) -> None:
+    """Issue 42: how long agents wait — the five figures above the fold, each day's bars, the breakdowns."""
+    page = await page_at(browser, live_server_proc, width, height)
+    await page.get_by_role("link", name="Analytics").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("How long agents wait")
+    figures = page.locator("dl.figures > div")
+    await expect(figures).to_have_count(5)
+    for i in range(5):
+        box = await figures.nth(i).bounding_box()
+        assert box is not None
+        assert box["y"] + box["height"] <= height, f"figure {i} below the fold at {width} px"
+    answered = int(await page.locator("dl.figures dd").nth(1).inner_text())
+    assert answered >= 1, "the past work's answer is counted"
+    await expect(page.locator("figure.chart rect.asked")).to_have_count(30)
+    chart = await page.locator("figure.chart svg").bounding_box()
+    assert chart is not None
+    assert chart["width"] <= width
+    assert chart["height"] > 100
+    await expect(page.locator("table.figures-table").nth(1)).to_contain_text("Project")
+    if width < 640:
+        await expect(page.locator("table.figures-table thead").nth(1)).to_be_hidden()
+    await page.get_by_label("Asked in").select_option("7")
+    await page.get_by_role("button", name="Show").click()
+    await expect(page).to_have_url(f"{live_server_proc.url}/analytics/?days=7")
+    await expect(page.locator("figure.chart rect.asked")).to_have_count(7)
+    await assert_fits(page, "analytics", width)
+    await page.close()
