@@ -17,7 +17,7 @@ from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, async_playwright
 
 from questions import runtime as question_runtime
-from testing.live import LiveServer, serving
+from testing.live import METRICS_TOKEN, LiveServer, serving
 from testing.project_world import World, make_world
 from tokens import runtime as token_runtime
 from tokens.models import AgentToken
@@ -143,7 +143,9 @@ def logged_in(client: Client, user: User) -> Client:
 @pytest.fixture(scope="session")
 def live_server_proc() -> Iterator[LiveServer]:
     """One daphne worker for the end-to-end tests (a long hold: calls block until answered)."""
-    yield from serving(HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="0.3")
+    yield from serving(
+        HOOKBRIDGE_MAX_HOLD="120", HOOKBRIDGE_PROGRESS_INTERVAL="0.3", HOOKBRIDGE_METRICS_TOKEN=METRICS_TOKEN
+    )
 
 
 @pytest.fixture(scope="session")

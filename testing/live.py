@@ -35,6 +35,8 @@ from core.endpoints import endpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"
+# What live_server_proc's scraper sends for /metrics (HOOKBRIDGE_METRICS_TOKEN).
+METRICS_TOKEN = "scrape-the-live-server"
 
 
 def free_port() -> int:

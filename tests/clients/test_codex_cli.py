@@ -41,6 +41,27 @@ def server() -> Iterator[LiveServer]:
     yield from serving()
 
 
+def stop_daemons(under: Path, quiet: float) -> None:
+    """Kill the app-server daemons Codex's TUI started from homes under `under`, until none has been seen for
+    `quiet` seconds (a TUI starts its daemon a moment after it starts, and leaves it running when it goes)."""
+    daemon = re.escape(str(under)) + r".*/\.codex/packages/"
+    deadline = quiet_since = time.monotonic()
+    deadline += 15
+    while time.monotonic() < deadline:
+        if subprocess.run(["pkill", "-f", daemon], check=False).returncode == 0:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > quiet:
+            break
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_daemon_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One started late can outlive its test's own stop (two did, in a loaded run): the module's end looks again."""
+    yield
+    stop_daemons(tmp_path_factory.getbasetemp(), quiet=3)
+
+
 class Run:
     """Codex's TUI started on a prompt in a project whose home has Hook Bridge registered, its model scripted."""
 
@@ -56,7 +77,7 @@ class Run:
     def close(self) -> None:
         """The TUI's tmux session, and the app-server daemon Codex's TUI starts from its home and leaves running."""
         self.terminal.close()
-        subprocess.run(["pkill", "-f", re.escape(str(self.home / ".codex" / "packages"))], check=False)
+        stop_daemons(self.home, quiet=1)
 
     def made(self) -> bool:
         return (self.project / "hi.txt").exists()

@@ -1,0 +1,55 @@
+"""Issue 42: Prometheus scrapes /metrics from a real daphne worker; one answer moves the time-to-answer histogram
+and the waiting figures."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx2
+from prometheus_client.parser import text_string_to_metric_families
+
+from testing.live import METRICS_TOKEN, LiveServer
+
+
+async def scrape(server: LiveServer) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    async with httpx2.AsyncClient(base_url=server.url) as http:
+        response = await http.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    assert response.status_code == 200, response.text
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def figure(figures: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
+    return figures.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+async def test_one_answer_moves_the_histogram_and_a_held_call_is_counted_while_it_waits(
+    live_server_proc: LiveServer,
+) -> None:
+    labels = {"project": "default", "kind": "question"}
+    before = await scrape(live_server_proc)
+    async with live_server_proc.mcp("legacy") as client:
+        call = asyncio.create_task(client.call_tool("ask_question", {"question": "Metrics: counted?"}))
+        question = await live_server_proc.wait_for_question("Metrics: counted?")
+        waiting = await scrape(live_server_proc)
+        assert figure(waiting, "hookbridge_calls_held") == figure(before, "hookbridge_calls_held") + 1
+        assert figure(waiting, "hookbridge_questions_waiting", **labels) == (
+            figure(before, "hookbridge_questions_waiting", **labels) + 1
+        )
+        assert (await live_server_proc.answer_via_api(question["id"], "counted")).status_code == 200
+        await asyncio.wait_for(call, 15)
+    after = await scrape(live_server_proc)
+    count = "hookbridge_time_to_answer_seconds_count"
+    assert figure(after, count, **labels) == figure(before, count, **labels) + 1
+    bucket = "hookbridge_time_to_answer_seconds_bucket"
+    assert figure(after, bucket, le="+Inf", **labels) == figure(before, bucket, le="+Inf", **labels) + 1
+    assert figure(after, "hookbridge_questions_total", status="answered", **labels) == (
+        figure(before, "hookbridge_questions_total", status="answered", **labels) + 1
+    )
+    assert figure(after, "hookbridge_calls_held") == figure(before, "hookbridge_calls_held")
+    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+        refused = await http.get("/metrics", headers={"Authorization": "Bearer not-it"})
+    assert refused.status_code == 401
