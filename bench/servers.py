@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import resource
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from testing.live import ROOT, LiveServer
+from testing.live import ROOT, LiveServer, sqlite_at
 from testing.team import REDIS_URL, fresh_postgres_database, require_team_services
 
 # Calls a worker may hold: every held call is an open connection on both ends.
@@ -63,7 +62,7 @@ class Setup:
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         """Rows from the workers' database, read directly (%s placeholders, either database)."""
         if self.database_url.startswith("sqlite"):
-            with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as db:
+            with sqlite_at(self.database_url.removeprefix("sqlite:///")) as db:
                 return db.execute(sql.replace("%s", "?"), params).fetchall()
         import psycopg
 
@@ -73,7 +72,7 @@ class Setup:
     def execute(self, sql: str, *params: Any) -> None:
         """A write to the workers' database, committed (%s placeholders, either database)."""
         if self.database_url.startswith("sqlite"):
-            with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as db:
+            with sqlite_at(self.database_url.removeprefix("sqlite:///")) as db:
                 db.execute(sql.replace("%s", "?"), params)
             return
         import psycopg

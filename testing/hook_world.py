@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from testing.live import LiveServer, text_of
+from testing.live import LiveServer, sqlite_at, text_of
 from testing.live import process_alive as alive
 
 LINT = (
@@ -83,7 +83,7 @@ class HookWorld:
         ]
 
     def runs(self, server: LiveServer) -> list[dict[str, Any]]:
-        with sqlite3.connect(server.tmp / "db.sqlite3") as db:
+        with sqlite_at(server.tmp / "db.sqlite3") as db:
             db.row_factory = sqlite3.Row
             return [dict(row) for row in db.execute("SELECT * FROM hooks_hookrun ORDER BY started_at")]
 

@@ -127,6 +127,18 @@ def prepared_template(root: Path, env: dict[str, str], username: str) -> tuple[P
     return folder / "db.sqlite3", json.loads((folder / "tokens.json").read_text())
 
 
+@contextlib.contextmanager
+def sqlite_at(path: Path | str) -> Iterator[sqlite3.Connection]:
+    """A connection to a server's SQLite file, committed then closed: sqlite3's own `with` only commits, and each
+    connection left open was a ResourceWarning (hundreds per run)."""
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            yield connection
+    finally:
+        connection.close()
+
+
 def copy_database(template: Path, target: Path) -> None:
     source, copy = sqlite3.connect(template), sqlite3.connect(target)
     try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from testing.live import LiveServer, text_of
+from testing.live import LiveServer, sqlite_at, text_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude_code_hooks"
 APPROVAL_TIMEOUT = 4.0
@@ -43,7 +42,7 @@ def server() -> Iterator[LiveServer]:
 
 
 def rows(server: LiveServer, sql: str, *args: object) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(server.tmp / "db.sqlite3") as db:
+    with sqlite_at(server.tmp / "db.sqlite3") as db:
         return db.execute(sql, args).fetchall()
 
 

@@ -12,7 +12,6 @@ on PostgreSQL (the team tests). The outcomes are counted in test-artifacts/fuzz-
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
 import uuid
 from collections import Counter
@@ -29,7 +28,7 @@ from hypothesis import strategies as st
 
 from testing.browser import ARTIFACTS
 from testing.hook_world import HookWorld
-from testing.live import PASSWORD, LiveServer
+from testing.live import PASSWORD, LiveServer, sqlite_at
 from testing.team import fresh_postgres_database, require_team_services
 
 SETS = ["maxsim", "askme", "clifford", "progress", "hooks", "approvals"]
@@ -73,7 +72,7 @@ def fuzz_server(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
 def row_counts(server: LiveServer) -> dict[str, int]:
     url = server.env["DATABASE_URL"]
     if url.startswith("sqlite"):
-        with sqlite3.connect(server.tmp / "db.sqlite3") as db:
+        with sqlite_at(server.tmp / "db.sqlite3") as db:
             tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
             return {table: db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] for table in tables}
     import psycopg
