@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import json
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.templatetags.static import static
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -51,3 +56,46 @@ def metrics(request: HttpRequest) -> HttpResponse:
         refused["WWW-Authenticate"] = 'Bearer realm="hookbridge-metrics"'
         return refused
     return HttpResponse(metric_figures.exposition(), content_type=CONTENT_TYPE_LATEST)
+
+
+@require_safe
+def manifest(request: HttpRequest) -> HttpResponse:
+    """The web app manifest: the dashboard installs as an app on a phone or a desktop (issue 42)."""
+    icons = [
+        {"src": static("icon.svg"), "sizes": "any", "type": "image/svg+xml"},
+        {"src": static("icon-192.png"), "sizes": "192x192", "type": "image/png"},
+        {"src": static("icon-512.png"), "sizes": "512x512", "type": "image/png"},
+        {"src": static("icon-512-maskable.png"), "sizes": "512x512", "type": "image/png", "purpose": "maskable"},
+    ]
+    body = {
+        "name": "Hook Bridge",
+        "short_name": "Hook Bridge",
+        "description": "Answer your team's AI agents: their questions and approvals, live.",
+        "id": reverse("dashboard:index"),
+        "start_url": reverse("dashboard:index"),
+        "scope": "/",
+        "display": "standalone",
+        "background_color": "#f6f7f9",
+        "theme_color": "#2457d6",
+        "icons": icons,
+    }
+    return HttpResponse(json.dumps(body, indent=2), content_type="application/manifest+json")
+
+
+@require_safe
+def service_worker(request: HttpRequest) -> HttpResponse:
+    """The service worker, from the site's root so that it may serve every page (a script's scope is its folder)."""
+    offline_page = render_to_string("dashboard/offline.html", request=None)
+    # A new offline page or worker is a new cache: browsers compare the worker byte for byte to update it.
+    version = hashlib.sha256(offline_page.encode()).hexdigest()[:12]
+    response = HttpResponse(
+        render_to_string("dashboard/sw.js", {"version": version}), content_type="text/javascript; charset=utf-8"
+    )
+    response["Cache-Control"] = "no-cache"
+    return response
+
+
+@require_safe
+def offline(request: HttpRequest) -> HttpResponse:
+    """What the service worker shows for a page opened with no connection; the same for everyone, so cacheable."""
+    return render(request, "dashboard/offline.html")

@@ -698,3 +698,11 @@ document.addEventListener("click", (event) => {
   const again = lastPressed.get(card);
   if (again && again.isConnected) again.click(); else send(card);
 });
+
+// The dashboard as an installable app: the service worker shows the offline page when the server is out of reach.
+if ("serviceWorker" in navigator) {
+  window.addEventListener("load", () => {
+    const worker = document.querySelector('link[rel="manifest"]') && "/sw.js";
+    if (worker) navigator.serviceWorker.register(worker).catch((error) => console.warn("No offline page:", error));
+  });
+}
