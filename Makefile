@@ -116,26 +116,19 @@ lint: $(VENV)/.installed-dev
 # on the newest Python where there is one: there coverage measures through sys.monitoring
 # (COVERAGE_CORE=sysmon), which costs the suite a fifth less CPU than Python 3.11's tracer, and coverage is
 # most of what a server under test spends. Before it, two at a time and each one's output kept together: the
-# installs and the lint. Beside it, the tests that need no server, browser, PostgreSQL or Redis on the oldest
-# Python supported, their output printed after the suite's: the suite leaves a quarter of the two cores idle
-# (its end-to-end tests wait on servers, browsers and agent hosts), and run before it they held it back a
-# minute and a half. (Tried beside it once before, one met SQLite's "database table is locked" in the
-# in-memory test database the unit tests then used; their database is now a WAL file, as the server's is.)
+# installs, the lint, and the tests that need no server, browser, PostgreSQL or Redis on the oldest Python
+# supported. (Run beside the suite instead, they saved half a minute and, on a loaded machine, hit SQLite's
+# "database table is locked" in the in-memory test database they then used; the tests' database is now a WAL
+# file, as the server's is.)
 TEST_WORKERS ?= 3
 NEWEST_PYTHON ?= $(shell for p in $$(ls -d $$(pyenv root 2>/dev/null || echo $$HOME/.pyenv)/versions/3.13*/bin/python3 2>/dev/null) python3.13; do $$p -c "" 2>/dev/null && echo $$p && break; done)
 NEWEST := .venv-newest
 SUITE_VENV := $(if $(NEWEST_PYTHON),$(NEWEST),$(VENV))
-SUITE := $(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
 test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ready
-	@echo "Unit tests on $$($(PY) --version) beside the suite; their output follows the suite's"
-	@$(MAKE) --no-print-directory test-oldest-python > $(VENV)/oldest-python.log 2>&1 & oldest=$$!; \
-	echo '$(SUITE)'; $(SUITE); suite=$$?; \
-	wait $$oldest; oldest=$$?; cat $(VENV)/oldest-python.log; \
-	if [ $$oldest -ne 0 ]; then echo "The unit tests on $$($(PY) --version) failed (above)"; fi; \
-	[ $$suite -eq 0 ] && [ $$oldest -eq 0 ]
+	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
 
-test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps lint newest-python
+test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps lint test-oldest-python newest-python
 
 # The newest Python supported (requires-python has no ceiling), in a virtualenv of its own, from PATH or
 # pyenv. CI fails without it; a person's `make test` says so and runs the suite on $(VENV).
