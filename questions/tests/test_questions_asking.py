@@ -360,8 +360,10 @@ async def test_one_receive_spans_the_slices_instead_of_being_cancelled_at_each(
     await core_db.database_sync_to_async(question.record_answer)("after ten slices", by_token=None)
     resolved = await asyncio.wait_for(waiting, 2)
     assert resolved.answer.text == "after ten slices"
+    # One receive for all ten slices: cancelled at each, there would be one per slice. It may be cancelled once,
+    # as the call ends, where a loaded machine's re-read found the answer before its wake-up arrived.
     assert len(started) == 1, (started, cancelled)
-    assert cancelled == [], (started, cancelled)
+    assert cancelled in ([], started), (started, cancelled)
 
 
 # --- ask_and_wait: the write and the wait together, without a server ------------------------------
