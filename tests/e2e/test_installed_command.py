@@ -98,6 +98,12 @@ def test_the_installed_command_serves_the_dashboard_with_its_data_in_the_users_f
         static = httpx2.get(f"http://127.0.0.1:{port}/static/{stylesheet}")
         assert static.status_code == 200
         assert len(static.content) > 100
+        # The installable app's parts come from the wheel too: a template that is not a page, and PNG icons.
+        worker = httpx2.get(f"http://127.0.0.1:{port}/sw.js")
+        assert worker.status_code == 200
+        assert "caches.match(OFFLINE)" in worker.text
+        icon = httpx2.get(f"http://127.0.0.1:{port}/static/icon-512.png")
+        assert (icon.status_code, icon.content[:4]) == (200, b"\x89PNG")
     finally:
         server.terminate()
         server.communicate(timeout=20)
