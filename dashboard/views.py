@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -22,6 +23,7 @@ from dashboard import state
 from hooks.config import discovered
 from projects import access
 from questions import replies
+from tokens.auth import bearer_token
 from tokens.views import mcp_url
 
 
@@ -48,8 +50,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
     expected = settings.HOOKBRIDGE_METRICS_TOKEN
     if not expected:
         raise Http404("Metrics are off: set HOOKBRIDGE_METRICS_TOKEN to turn them on")
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected.encode()):
+    if not hmac.compare_digest(bearer_token(request).encode(), expected.encode()):
         refused = HttpResponse(
             "Authorization: send HOOKBRIDGE_METRICS_TOKEN as a bearer token\n", status=401, content_type="text/plain"
         )
@@ -85,14 +86,18 @@ def manifest(request: HttpRequest) -> HttpResponse:
 @require_safe
 def service_worker(request: HttpRequest) -> HttpResponse:
     """The service worker, from the site's root so that it may serve every page (a script's scope is its folder)."""
-    offline_page = render_to_string("dashboard/offline.html", request=None)
-    # A new offline page or worker is a new cache: browsers compare the worker byte for byte to update it.
-    version = hashlib.sha256(offline_page.encode()).hexdigest()[:12]
-    response = HttpResponse(
-        render_to_string("dashboard/sw.js", {"version": version}), content_type="text/javascript; charset=utf-8"
-    )
+    response = HttpResponse(_worker_script(), content_type="text/javascript; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     return response
+
+
+@functools.cache
+def _worker_script() -> str:
+    """Rendered once per process: browsers ask for the worker again on every page they open, and it only changes
+    with a deploy. A new offline page is a new cache name: browsers compare the worker byte for byte to update it."""
+    offline_page = render_to_string("dashboard/offline.html", request=None)
+    version = hashlib.sha256(offline_page.encode()).hexdigest()[:12]
+    return render_to_string("dashboard/sw.js", {"version": version})
 
 
 @require_safe
