@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from testing.live import PASSWORD, ROOT, LiveServer
 
@@ -31,6 +31,18 @@ async def synced(page: Page) -> None:
     page was served with: a radio checked before that is swapped away with its card."""
     await expect(page.locator("#connection")).to_have_text("live", timeout=30_000)
     await expect(page.locator("body[data-synced]")).to_have_count(1, timeout=30_000)
+
+
+async def open_question(page: Page, needle: str, selector: str = "article.question") -> Locator:
+    """The card that holds `needle`, open: on a phone the dashboard shows the triage list, and a tap on the card's
+    row opens it full screen (issue 42); on a wide screen every card is in view already, and this only finds it."""
+    card = page.locator(selector, has_text=needle)
+    await card.wait_for(state="attached", timeout=10_000)
+    if not await card.is_visible():
+        row = page.locator(f'.triage-row[data-for="{await card.get_attribute("id")}"]')
+        await row.click()
+        await expect(card).to_be_visible()
+    return card
 
 
 AXE = ROOT / "tests" / "ts" / "node_modules" / "axe-core" / "axe.min.js"

@@ -138,6 +138,15 @@ document.addEventListener("change", (event) => {
 document.addEventListener("DOMContentLoaded", loadFilters);
 document.addEventListener("htmx:load", applyFilters);
 
+function toast(text) {
+  const box = document.getElementById("toasts");
+  if (!box || !text) return;
+  const said = document.createElement("p");
+  said.className = "toast";
+  said.textContent = text;
+  box.append(said);
+}
+
 // A toast that has faded out leaves the page, so toasts do not pile up.
 document.addEventListener("animationend", (event) => {
   if (event.target.classList && event.target.classList.contains("toast")) {
@@ -194,6 +203,8 @@ document.addEventListener("htmx:load", (event) => {
   const card = banner.closest("article.question");
   if (!card) return;
   if (!touched(card)) {
+    // It leaves the list with a word on why (issue 42); other outcomes bring the server's own notice.
+    if (banner.classList.contains("outcome-answered")) toast(banner.firstChild ? banner.textContent.replace(/\s*Close\s*$/, "") : "");
     card.remove();
     return;
   }
@@ -306,13 +317,6 @@ function currentCard() {
   return (active && active.closest && active.closest("article.question:not(.closed)")) || null;
 }
 
-function selectCard(card) {
-  if (!card) return;
-  card.setAttribute("tabindex", "-1");
-  card.focus();
-  card.scrollIntoView({ block: "nearest" });
-}
-
 function pick(card, number) {
   // An option, a tile or a decision: chosen, never sent (issue 29).
   const choices = [...card.querySelectorAll("label.pick input[type=radio]")];
@@ -389,6 +393,10 @@ function moveOn(field) {
 
 document.addEventListener("keydown", (event) => {
   const typing = event.target.closest && event.target.closest("textarea, input:not([type=checkbox]):not([type=radio]), select");
+  if (event.key === "Escape" && !document.querySelector("dialog[open]") && closeQuestion()) {
+    event.preventDefault();
+    return;
+  }
   if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
     const card = currentCard();
     if (card) { event.preventDefault(); send(card); }
@@ -412,12 +420,14 @@ document.addEventListener("keydown", (event) => {
   }
   if (event.key === "?") { event.preventDefault(); toggleShortcuts(); return; }
   if (event.key === "j" || event.key === "k") {
-    const all = cards();
-    if (!all.length) return;
-    const index = all.indexOf(currentCard());
-    const next = index < 0 ? 0 : Math.min(Math.max(index + (event.key === "j" ? 1 : -1), 0), all.length - 1);
-    event.preventDefault();
-    selectCard(all[next]);
+    if (moveSelection(event.key === "j" ? 1 : -1)) event.preventDefault();
+    return;
+  }
+  // Enter on a row is the row's own click; o opens the row in focus, else the one chosen.
+  if (event.key === "o") {
+    const row = event.target.closest && event.target.closest(".triage-row");
+    const card = row ? document.getElementById(row.dataset.for) : selectedCard();
+    if (card) { event.preventDefault(); openQuestion(card, true); }
     return;
   }
   if (/^[1-9]$/.test(event.key)) {
@@ -706,3 +716,208 @@ if ("serviceWorker" in navigator) {
     if (worker) navigator.serviceWorker.register(worker).catch((error) => console.warn("No offline page:", error));
   });
 }
+
+// The triage list (issue 42): every waiting question as one row, beside the cards on a wide screen and instead of
+// them on a phone, where a row opens its card full screen with Back. Rows are drawn from the cards' data and
+// follow them: a push that adds, claims, reorders or removes a card changes only rows, so the card being read
+// stays open and whatever is typed into a card stays there. Opening never sends; the card is where answers go.
+const WIDE = window.matchMedia("(min-width: 64rem)");
+
+function queueBox() { return document.getElementById("queue"); }
+
+function rowLeft(card) {
+  // The row's short countdown: "4 min", "40 s", or "gave up"; none once the agent stopped waiting.
+  const line = card.querySelector(".countdown[data-deadline]");
+  if (!line || line.hidden) return ["", ""];
+  const seconds = (Date.parse(line.dataset.deadline) - Date.now()) / 1000;
+  if (Number.isNaN(seconds)) return ["", ""];
+  const text = seconds <= 0 ? "gave up" : seconds < 60 ? `${Math.floor(seconds)} s left` : `${Math.floor(seconds / 60)} min left`;
+  return [text, seconds < 60 ? "now" : seconds < 300 ? "soon" : ""];
+}
+
+function rowFields(card) {
+  const holder = card.querySelector(".claim-holder");
+  return {
+    asker: card.dataset.asker || "",
+    host: card.dataset.host || "",
+    kind: card.dataset.kindLabel || "",
+    summary: card.dataset.summary || "",
+    project: card.dataset.project || "",
+    answering: holder ? holder.textContent.trim() : "",
+  };
+}
+
+function span(className, text) {
+  const element = document.createElement("span");
+  element.className = className;
+  element.textContent = text;
+  return element;
+}
+
+function drawRow(item, card) {
+  const fields = rowFields(card);
+  const drawn = JSON.stringify(fields);
+  if (item.dataset.drawn !== drawn) {
+    item.dataset.drawn = drawn;
+    const button = item.querySelector("button");
+    const who = span("row-who", "");
+    who.append(span("row-asker", fields.asker));
+    if (fields.host) who.append(span("row-host", ` in ${fields.host}`));
+    const top = span("row-line", "");
+    top.append(who, span("badge row-kind", fields.kind));
+    if (fields.project) top.append(span("row-project", fields.project));
+    top.append(span("row-left", ""));
+    const bottom = span("row-line", "");
+    bottom.append(span("row-summary", fields.summary));
+    if (fields.answering) bottom.append(span("row-claim", fields.answering));
+    button.replaceChildren(top, bottom);
+  }
+  const [left, urgency] = rowLeft(card);
+  const leftSpan = item.querySelector(".row-left");
+  if (leftSpan.textContent !== left) leftSpan.textContent = left;
+  leftSpan.dataset.urgency = urgency;
+}
+
+function newRow(card) {
+  const item = document.createElement("li");
+  item.dataset.for = card.id;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "triage-row";
+  button.dataset.for = card.id;
+  button.setAttribute("aria-controls", card.id);
+  item.append(button);
+  return item;
+}
+
+function selectedCard() {
+  const queue = queueBox();
+  const card = queue && queue.dataset.selected && document.getElementById(queue.dataset.selected);
+  return card && card.matches("article.question") ? card : null;
+}
+
+function markSelection() {
+  const queue = queueBox();
+  if (!queue) return;
+  for (const button of queue.querySelectorAll(".triage-row")) {
+    const chosen = button.dataset.for === queue.dataset.selected;
+    if (chosen) button.setAttribute("aria-current", "true"); else button.removeAttribute("aria-current");
+  }
+  for (const card of document.querySelectorAll("#question-list > article.question")) {
+    card.classList.toggle("open", card.id === queue.dataset.open);
+  }
+}
+
+let drawingRows = false;
+function syncRows() {
+  const queue = queueBox();
+  const list = document.getElementById("triage-rows");
+  if (!queue || !list || drawingRows) return;
+  drawingRows = true;
+  const shown = cards();
+  const focused = document.activeElement;
+  const existing = new Map([...list.children].map((item) => [item.dataset.for, item]));
+  let expected = list.firstElementChild;
+  for (const card of shown) {
+    const item = existing.get(card.id) || newRow(card);
+    existing.delete(card.id);
+    drawRow(item, card);
+    if (item === expected) expected = expected.nextElementSibling;
+    else list.insertBefore(item, expected);
+  }
+  for (const gone of existing.values()) gone.remove();
+  // A moved row takes the focus with it: a person moving through the list keeps their place.
+  if (focused instanceof HTMLElement && focused !== document.activeElement && focused.isConnected) focused.focus({ preventScroll: true });
+  // The selection stays on its question while it waits; on a wide screen one is always chosen, the first at first.
+  const ids = shown.map((card) => card.id);
+  if (!ids.includes(queue.dataset.selected)) {
+    const wasOpen = queue.dataset.open && queue.dataset.open === queue.dataset.selected;
+    queue.dataset.selected = WIDE.matches ? ids[0] || "" : "";
+    if (wasOpen && !document.getElementById(queue.dataset.open)) leaveReading(queue);
+  }
+  if (WIDE.matches && !queue.dataset.open) queue.dataset.open = queue.dataset.selected || "";
+  if (queue.dataset.open && !document.getElementById(queue.dataset.open)) leaveReading(queue);
+  markSelection();
+  drawingRows = false;
+}
+
+function leaveReading(queue) {
+  queue.classList.remove("reading");
+  queue.dataset.open = WIDE.matches ? queue.dataset.selected || "" : "";
+}
+
+function openQuestion(card, focus) {
+  const queue = queueBox();
+  if (!queue || !card) return;
+  queue.dataset.selected = card.id;
+  queue.dataset.open = card.id;
+  if (!WIDE.matches) queue.classList.add("reading");
+  markSelection();
+  if (WIDE.matches) card.scrollIntoView({ block: "start" });
+  else window.scrollTo({ top: queue.getBoundingClientRect().top + window.scrollY });
+  if (focus) {
+    card.setAttribute("tabindex", "-1");
+    card.focus({ preventScroll: true });
+  }
+}
+
+function closeQuestion() {
+  // Back to the list, on the row of the question that was open; false when nothing was open to close.
+  const queue = queueBox();
+  if (!queue || !queue.dataset.open) return false;
+  const reading = queue.classList.contains("reading");
+  const inCard = document.activeElement && document.activeElement.closest && document.activeElement.closest("#question-list");
+  if (!reading && !inCard) return false;
+  const id = queue.dataset.open;
+  if (reading) leaveReading(queue);
+  markSelection();
+  const row = queue.querySelector(`.triage-row[data-for="${id}"]`);
+  if (row) row.focus();
+  return true;
+}
+
+function moveSelection(step) {
+  const queue = queueBox();
+  const rows = queue ? [...queue.querySelectorAll(".triage-row")] : [];
+  if (!rows.length || (queue.classList.contains("reading") && !WIDE.matches)) return false;
+  const index = rows.findIndex((row) => row.dataset.for === queue.dataset.selected);
+  const next = rows[index < 0 ? 0 : Math.min(Math.max(index + step, 0), rows.length - 1)];
+  queue.dataset.selected = next.dataset.for;
+  markSelection();
+  next.focus();
+  next.scrollIntoView({ block: "nearest" });
+  return true;
+}
+
+document.addEventListener("click", (event) => {
+  const row = event.target.closest && event.target.closest(".triage-row");
+  if (row) {
+    const card = document.getElementById(row.dataset.for);
+    if (card) openQuestion(card, true);
+    return;
+  }
+  if (event.target.closest && event.target.closest("[data-back]")) closeQuestion();
+});
+
+// Rows follow every change to the cards: one redraw per frame, however many changes a push makes.
+let rowsPending = false;
+function rowsLater() {
+  if (rowsPending) return;
+  rowsPending = true;
+  requestAnimationFrame(() => { rowsPending = false; syncRows(); });
+}
+document.addEventListener("DOMContentLoaded", () => {
+  const list = document.getElementById("question-list");
+  const queue = queueBox();
+  if (!list || !queue) return;
+  // The list itself is replaced by the state sent on each (re)connect: watch the pane it lives in.
+  new MutationObserver(rowsLater).observe(queue.querySelector(".reading-pane"), { childList: true, subtree: true, attributes: true, attributeFilter: ["hidden", "style", "class", "data-expires"] });
+  syncRows();
+  WIDE.addEventListener("change", () => { queue.classList.remove("reading"); queue.dataset.open = ""; syncRows(); });
+});
+setInterval(() => {
+  for (const item of document.querySelectorAll("#triage-rows > li")) {
+    const card = document.getElementById(item.dataset.for);
+    if (card) drawRow(item, card);
+  }
+}, 1000);

@@ -1,0 +1,198 @@
+"""The triage list (issue 42, part 1): everything waiting at a glance, one row per question.
+
+Fourteen questions wait, from four agents (two over MCP, two Claude Code sessions asking approvals): in Debian's
+chromium the rows fill the first screen at 1440x900 (beside the open question) and at 390x844 (a tap opens the
+question full screen, Back returns); j/k move, o or Enter opens and never sends, Esc closes; a push keeps the
+selection and what was typed, and a question answered elsewhere leaves the list with a notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, log_in, open_question, serious_violations
+from testing.claude_hooks import hook, permission_request
+from testing.live import LiveServer, serving
+
+
+@pytest.fixture
+def server() -> Iterator[LiveServer]:
+    """A server per test: the counts below are of exactly the questions the test asks."""
+    yield from serving()
+
+
+@contextlib.asynccontextmanager
+async def waiting(server: LiveServer, questions: int, approvals: int) -> AsyncIterator[list[str]]:
+    """`questions` asked over MCP by agent-a and agent-b in turn and `approvals` from Claude Code sessions, all
+    waiting until the block ends; yields the questions' texts then the approvals' commands, in asking order."""
+    asked: list[str] = []
+    tasks: list[asyncio.Future[Any]] = []
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(server.mcp("legacy", token)) for token in ("agent-a", "agent-b")]
+        try:
+            for n in range(questions):
+                text = f"Row {n}: which database for the {n}th service?"
+                tasks.append(asyncio.create_task(clients[n % 2].call_tool("ask_question", {"question": text})))
+                await server.wait_for_question(text)
+                asked.append(text)
+            for n in range(approvals):
+                command = f"make deploy-{n}-{uuid.uuid4().hex[:4]}"
+                body = permission_request(tool_input={"command": command}, cwd=f"/home/dev/shop-{n % 2}")
+                tasks.append(asyncio.ensure_future(hook(server, body)))
+                await until_asked(server, command)
+                asked.append(command)
+            yield asked
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def until_asked(server: LiveServer, needle: str) -> None:
+    deadline = time.monotonic() + 15
+    while not any(needle in q["question"] for q in await server.questions(status="pending")):
+        assert time.monotonic() < deadline, f"no approval of {needle!r} came"
+        await asyncio.sleep(0.05)
+
+
+async def rows_in_view(page: Page, height: int) -> int:
+    boxes = [await row.bounding_box() for row in await page.locator(".triage-row").all()]
+    return sum(1 for box in boxes if box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height)
+
+
+async def test_fourteen_waiting_show_as_rows_on_the_first_screen_at_both_widths(
+    server: LiveServer, browser: Browser
+) -> None:
+    async with waiting(server, questions=10, approvals=4) as asked:
+        wide = await browser.new_page(viewport={"width": 1440, "height": 900})
+        await log_in(wide, server)
+        await expect(wide.locator(".triage-row")).to_have_count(14, timeout=10_000)
+        assert await rows_in_view(wide, 900) >= 12
+        await wide.screenshot(path=str(ARTIFACTS / "triage-list-first-1440.png"))
+        # Approvals lead (their host gives up soonest), with who asks, the kind, the first line and the time left.
+        first = wide.locator(".triage-row").first
+        await expect(first).to_contain_text("Approval")
+        await expect(first.locator(".row-left")).to_have_text(re.compile(r"^\d+ min left$"))
+        await expect(wide.locator(".triage-row", has_text=asked[1])).to_contain_text("agent-b")
+        # Two panes: the chosen row's question stands beside the list, its whole form on the first screen.
+        selected = wide.locator('.triage-row[aria-current="true"]')
+        await expect(selected).to_have_count(1)
+        card = wide.locator(f"#{await selected.get_attribute('data-for')}")
+        list_box, card_box = await wide.locator(".triage").bounding_box(), await card.bounding_box()
+        assert list_box is not None and card_box is not None
+        assert card_box["x"] >= list_box["x"] + list_box["width"], "the open question is not beside the list"
+        assert card_box["y"] < 900 - 200
+        await expect(card.locator(".send-bar button.primary")).to_be_in_viewport()
+        # A row opens its question beside the list: the card comes into view, chosen, and nothing is sent.
+        await wide.locator(".triage-row", has_text=asked[7]).click()
+        seventh = wide.locator("article.question", has_text=asked[7])
+        await expect(seventh).to_have_class(re.compile(r"\bopen\b"))
+        await expect(seventh.locator("form")).to_be_in_viewport()
+        assert await wide.locator("main").evaluate(LAYOUT_PROBLEMS) == []
+        assert await serious_violations(wide) == []
+        await wide.screenshot(path=str(ARTIFACTS / "triage-list-1440.png"))
+
+        phone = await browser.new_page(viewport={"width": 390, "height": 844})
+        await log_in(phone, server)
+        await expect(phone.locator(".triage-row")).to_have_count(14, timeout=10_000)
+        assert await rows_in_view(phone, 844) >= 6
+        await expect(phone.locator("#question-list > article.question:visible")).to_have_count(0)
+        assert await phone.locator("main").evaluate(LAYOUT_PROBLEMS) == []
+        assert await serious_violations(phone) == []
+        await phone.screenshot(path=str(ARTIFACTS / "triage-list-390.png"))
+        # A tap opens the question full screen: its whole form, and Back; the list and the page around step aside.
+        card = await open_question(phone, asked[3])
+        await expect(phone.locator(".triage")).to_be_hidden()
+        await expect(phone.locator("#status-bar")).to_be_hidden()
+        await expect(phone.locator("#question-list > article.question:visible")).to_have_count(1)
+        back = phone.get_by_role("button", name="Back to all waiting questions")
+        await expect(back).to_be_in_viewport()
+        card_box, back_box = await card.bounding_box(), await back.bounding_box()
+        assert card_box is not None and back_box is not None
+        assert back_box["y"] + back_box["height"] <= card_box["y"] < 220, "the question is not first under Back"
+        await expect(card.locator("textarea")).to_be_in_viewport()
+        await expect(card.locator(".send-bar button.primary")).to_be_in_viewport()
+        assert await phone.locator("main").evaluate(LAYOUT_PROBLEMS) == []
+        assert await serious_violations(phone) == []
+        await phone.screenshot(path=str(ARTIFACTS / "triage-open-390.png"))
+        await back.click()
+        await expect(phone.locator(".triage")).to_be_visible()
+        await expect(phone.locator(".triage-row", has_text=asked[3])).to_be_focused()
+        pending = await server.questions(status="pending")
+        assert len(pending) == 14, "opening or going back answered something"
+
+
+async def test_keys_move_through_the_list_open_and_close_and_never_send(server: LiveServer, browser: Browser) -> None:
+    async with waiting(server, questions=4, approvals=0) as asked:
+        page = await browser.new_page(viewport={"width": 1440, "height": 900})
+        await log_in(page, server)
+        rows = page.locator(".triage-row")
+        await expect(rows).to_have_count(4, timeout=10_000)
+        await expect(rows.nth(0)).to_have_attribute("aria-current", "true")  # the first is chosen at first
+        await page.keyboard.press("j")
+        await page.keyboard.press("j")
+        await page.keyboard.press("k")
+        await expect(rows.nth(1)).to_be_focused()
+        await expect(rows.nth(1)).to_have_attribute("aria-current", "true")
+        await expect(rows.nth(0)).not_to_have_attribute("aria-current", "true")
+        await page.keyboard.press("o")
+        card = page.locator("article.question", has_text=asked[1])
+        await expect(card).to_be_focused()
+        await expect(card).to_have_class(re.compile(r"\bopen\b"))
+        await page.keyboard.press("1")  # keys on the open question work on it: nothing sent yet
+        await page.keyboard.press("Escape")
+        await expect(rows.nth(1)).to_be_focused()
+        await page.keyboard.press("j")
+        await page.keyboard.press("Enter")
+        await expect(page.locator("article.question", has_text=asked[2])).to_be_focused()
+        await page.keyboard.press("Enter")  # on the card, not on a chosen answer: still nothing is sent
+        await asyncio.sleep(0.5)
+        assert len(await server.questions(status="pending")) == 4, "a key that opens sent an answer"
+
+        phone = await browser.new_page(viewport={"width": 390, "height": 844})
+        await log_in(phone, server)
+        await expect(phone.locator(".triage-row")).to_have_count(4, timeout=10_000)
+        await phone.keyboard.press("j")
+        await phone.keyboard.press("o")
+        await expect(phone.locator("article.question", has_text=asked[0])).to_be_visible()
+        await expect(phone.locator(".triage")).to_be_hidden()
+        await phone.keyboard.press("Escape")
+        await expect(phone.locator(".triage-row", has_text=asked[0])).to_be_focused()
+        await expect(phone.locator("#question-list > article.question:visible")).to_have_count(0)
+
+
+async def test_a_push_keeps_the_open_question_and_its_draft_and_an_answer_elsewhere_is_said(
+    server: LiveServer, browser: Browser
+) -> None:
+    async with waiting(server, questions=3, approvals=0) as asked:
+        page = await browser.new_page(viewport={"width": 390, "height": 844})
+        await log_in(page, server)
+        await expect(page.locator(".triage-row")).to_have_count(3, timeout=10_000)
+        card = await open_question(page, asked[2])
+        draft = "Postgres, because the reports need window functions"
+        await card.locator("textarea").fill(draft)
+        # Pushed while it is open: an approval that leads the list, and an answer to another question elsewhere.
+        async with waiting(server, questions=0, approvals=1) as (command,):
+            await expect(page.locator(".triage-row")).to_have_count(4, timeout=10_000)
+            other = next(q for q in await server.questions(status="pending") if q["question"] == asked[0])
+            assert (await server.answer_via_api(other["id"], "MySQL")).status_code == 200
+            await expect(page.locator("#toasts")).to_contain_text(f"“{asked[0]}” was answered by", timeout=10_000)
+            await expect(page.locator(".triage-row", has_text=asked[0])).to_have_count(0)
+            await expect(card).to_be_visible()
+            await expect(card.locator("textarea")).to_have_value(draft)
+            await page.get_by_role("button", name="Back to all waiting questions").click()
+            rows = page.locator(".triage-row")
+            await expect(rows).to_have_count(3)
+            await expect(rows.first).to_contain_text(command)  # the approval leads
+            await expect(page.locator(".triage-row", has_text=asked[2])).to_have_attribute("aria-current", "true")
+            again = await open_question(page, asked[2])
+            await expect(again.locator("textarea")).to_have_value(draft)
