@@ -39,10 +39,21 @@ async def open_question(page: Page, needle: str, selector: str = "article.questi
     card = page.locator(selector, has_text=needle)
     await card.wait_for(state="attached", timeout=10_000)
     if not await card.is_visible():
-        row = page.locator(f'.triage-row[data-for="{await card.get_attribute("id")}"]')
-        await row.click()
+        back = page.locator(".back-bar button")
+        if await back.is_visible():  # another question is open full screen: back to the list first
+            await back.click()
+        await page.locator(f'.triage-row[data-for="{await card.get_attribute("id")}"]').click()
         await expect(card).to_be_visible()
     return card
+
+
+async def listed(page: Page, needle: str, selector: str = "article.question") -> Locator:
+    """The row of the waiting question that holds `needle`, once it shows in the triage list (issue 42)."""
+    card = page.locator(selector, has_text=needle)
+    await card.wait_for(state="attached", timeout=10_000)
+    row = page.locator(f'.triage-row[data-for="{await card.get_attribute("id")}"]')
+    await expect(row).to_be_visible(timeout=10_000)
+    return row
 
 
 AXE = ROOT / "tests" / "ts" / "node_modules" / "axe-core" / "axe.min.js"

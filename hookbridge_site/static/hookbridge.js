@@ -179,6 +179,9 @@ document.addEventListener("htmx:load", (event) => {
   if (card.matches("[data-announce]")) {
     announce(card);
   }
+  // A card sent back in place of the open one (a refused answer) is the open one: shown before it takes the focus.
+  const queue = queueBox();
+  if (queue && queue.dataset.open === card.id) card.classList.add("open");
   // A card sent back with a problem (422): the first field at fault takes the focus, so the message
   // next to it is read out and the person can fix it at once.
   const invalid = card.querySelector('[aria-invalid="true"]');

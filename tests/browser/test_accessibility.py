@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from playwright.async_api import Browser, ConsoleMessage, expect
 
-from testing.browser import ARTIFACTS, CARDS, SMALL_OR_WIDE, log_in, serious_violations
+from testing.browser import ARTIFACTS, CARDS, SMALL_OR_WIDE, listed, log_in, serious_violations
 from testing.live import LiveServer
 
 SCREENS: list[tuple[int, int, Literal["light", "dark"]]] = [
@@ -35,7 +35,7 @@ async def test_every_page_passes_axe(live_server_proc: LiveServer, browser: Brow
                 page.on("console", note)
                 await log_in(page, live_server_proc)
                 for _, _, _, needle in CARDS:
-                    await expect(page.locator("article.question", has_text=needle)).to_be_visible(timeout=10_000)
+                    await listed(page, needle)
                 question = (await live_server_proc.questions(status="pending"))[0]
                 paths = [
                     "/",

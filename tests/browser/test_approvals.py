@@ -10,13 +10,13 @@ from typing import Any
 
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, serious_violations
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, open_question, serious_violations
 from testing.claude_hooks import FIXTURES, hook, permission_request
 from testing.live import LiveServer
 
 
 async def card_for(page: Page, needle: str, width: int, name: str) -> Any:
-    card = page.locator("article.question.kind-approval", has_text=needle)
+    card = await open_question(page, needle, "article.question.kind-approval")
     await expect(card).to_be_visible(timeout=10_000)
     problems = await card.evaluate(LAYOUT_PROBLEMS)
     assert problems == [], f"{name} at {width} px: {problems}"
@@ -97,7 +97,7 @@ async def test_the_card_leaves_the_page_when_the_host_stops_waiting(
     await log_in(page, live_server_proc)
     marker = "echo the-host-goes-away"
     request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
-    card = page.locator("article.question.kind-approval", has_text=marker)
+    card = await open_question(page, marker, "article.question.kind-approval")
     await expect(card).to_be_visible(timeout=10_000)
     request.cancel()  # the person answered at the terminal
     await expect(page.locator("p.resolution", has_text="decided at the terminal")).to_be_visible(timeout=1_000)

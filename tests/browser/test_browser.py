@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.async_api import Browser, expect
 
-from testing.browser import ARTIFACTS, log_in
+from testing.browser import ARTIFACTS, log_in, open_question
 from testing.live import LiveServer
 
 
@@ -26,7 +26,7 @@ async def test_a_question_arrives_live_and_a_click_answers_the_agent(
     async with live_server_proc.mcp("legacy") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text, "options": options}))
 
-        card = page.locator("article.question", has_text="Which migration strategy?")
+        card = await open_question(page, "Which migration strategy?")
         await expect(card).to_be_visible(timeout=10_000)  # pushed over the WebSocket: no reload
         await expect(card.locator("strong", has_text="migration")).to_be_visible()  # markdown rendered
         await expect(card).to_contain_text("agent-a")
@@ -55,7 +55,7 @@ async def test_a_free_text_answer_and_the_history_page(live_server_proc: LiveSer
     text = "What should the release be called?"
     async with live_server_proc.mcp("2026-07-28") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
-        card = page.locator("article.question", has_text=text)
+        card = await open_question(page, text)
         await expect(card).to_be_visible(timeout=10_000)
 
         await card.get_by_role("button", name="Send answer").click()  # empty: refused, nothing changes
@@ -118,7 +118,7 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
                 },
             )
         )
-        card = page.locator("article.question", has_text="Which browsers must we support?")
+        card = await open_question(page, "Which browsers must we support?")
         await expect(card).to_be_visible(timeout=10_000)
         await card.get_by_label("Chrome", exact=True).check()
         await card.get_by_label("Comment on Chrome").fill("most users")
@@ -143,7 +143,7 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
                 },
             )
         )
-        card = page.locator("article.question", has_text="Flaky test causes")
+        card = await open_question(page, "Flaky test causes")
         await expect(card).to_be_visible(timeout=10_000)
         await (
             card.get_by_role("radiogroup", name="Agreement with: Clock skew").get_by_label("Somewhat disagree").check()
@@ -174,7 +174,7 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
                 },
             )
         )
-        card = page.locator("article.question", has_text="What next?")
+        card = await open_question(page, "What next?")
         await expect(card).to_be_visible(timeout=10_000)
         assert await card.locator("script").count() == 0
         assert await card.locator("a[href^='javascript']").count() == 0
@@ -190,7 +190,7 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
 
         # An open question and a help request, answered by typing.
         one = asyncio.create_task(client.call_tool("ask-one-question", {"question": "Which *branch* to release from?"}))
-        card = page.locator("article.question", has_text="to release from?")
+        card = await open_question(page, "to release from?")
         await expect(card).to_be_visible(timeout=10_000)
         await card.get_by_label("Your answer").fill("release/2.4")
         await card.get_by_role("button", name="Send answer").click()
@@ -201,7 +201,7 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
                 "request_help", {"task": "Rotate keys", "reason": "No vault access", "question": "Who has access?"}
             )
         )
-        card = page.locator("article.question", has_text="Who has access?")
+        card = await open_question(page, "Who has access?")
         await expect(card).to_be_visible(timeout=10_000)
         await card.get_by_label("Your answer").fill("Ask Dana")
         await card.get_by_role("button", name="Send answer").click()
@@ -213,7 +213,7 @@ async def test_one_of_each_rich_kind_answered_in_the_browser(live_server_proc: L
                 "request_help", {"task": "Upgrade Django", "reason": "A test hangs", "question": "Skip it?"}
             )
         )
-        card = page.locator("article.question", has_text="Skip it?")
+        card = await open_question(page, "Skip it?")
         await expect(card).to_be_visible(timeout=10_000)
         await expect(card).to_contain_text("blocked, asks for help")
         await expect(card).to_contain_text("Upgrade Django")
@@ -317,7 +317,7 @@ async def test_an_agent_that_stops_waiting_is_marked_on_its_card_and_the_typed_a
     text = f"Keep my draft when the agent leaves ({width})?"
     async with live_server_proc.mcp("2026-07-28") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
-        card = page.locator("article.question", has_text=text)
+        card = await open_question(page, text)
         await expect(card).to_be_visible(timeout=10_000)
         notice = card.locator(".agent-state")
         await expect(notice).to_be_hidden()  # an agent is waiting: nothing to say

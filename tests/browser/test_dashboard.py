@@ -7,7 +7,7 @@ import re
 
 from playwright.async_api import Browser, expect
 
-from testing.browser import ARTIFACTS, log_in
+from testing.browser import ARTIFACTS, listed, log_in, open_question
 from testing.live import LiveServer
 
 
@@ -22,7 +22,7 @@ async def test_a_filtered_queue_is_in_the_url_and_stays_filtered_live(
         live_server_proc.mcp("legacy", token_name="agent-b") as b,
     ):
         from_b = asyncio.create_task(b.call_tool("ask_question", {"question": "Filter: from b?"}))
-        card_b = page.locator("article.question", has_text="Filter: from b?")
+        card_b = await open_question(page, "Filter: from b?")
         await expect(card_b).to_be_visible(timeout=10_000)
         await expect(card_b.locator(".session-link")).to_have_text("docs · Docs run")
         await expect(card_b.locator("time")).to_have_text("just now")
@@ -38,7 +38,7 @@ async def test_a_filtered_queue_is_in_the_url_and_stays_filtered_live(
         card_a = page.locator(f"#question-{question_a['id']}")
         await expect(card_a).to_be_attached(timeout=10_000)  # pushed live...
         await expect(card_a).to_be_hidden()  # ...and filtered out
-        await expect(page.locator("article.question", has_text="Filter: from b?")).to_be_visible()
+        await listed(page, "Filter: from b?")
 
         await page.locator(".queue-filters select[name=project]").select_option("docs")
         assert "project=docs" in page.url
@@ -61,8 +61,8 @@ async def test_a_claim_shows_on_another_dashboard_at_once_and_lapses(
     await log_in(theirs, claim_server)
     async with claim_server.mcp("legacy") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": "Claim: which port?"}))
-        card = mine.locator("article.question", has_text="Claim: which port?")
-        elsewhere = theirs.locator("article.question", has_text="Claim: which port?")
+        card = await open_question(mine, "Claim: which port?")
+        elsewhere = await open_question(theirs, "Claim: which port?")
         await expect(elsewhere).to_be_visible(timeout=10_000)
         await card.get_by_role("button", name="I'm answering this").click()
         holder = elsewhere.locator(".claim-holder")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, expect
 
-from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, serious_violations
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, open_question, serious_violations
 from testing.claude_hooks import hook, permission_request
 from testing.live import LiveServer, serving
 
@@ -41,7 +41,7 @@ async def test_enter_in_a_one_line_box_sends_nothing_and_moves_to_the_next_box(
     }
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("ask-multiple-choice", choices))
-        card = page.locator("article.question", has_text=editor)
+        card = await open_question(page, editor)
         await expect(card).to_be_visible(timeout=10_000)
         others = card.get_by_label("Other")
         await others.nth(0).fill("helix")
@@ -78,7 +78,7 @@ async def test_enter_in_the_next_box_goes_there(
     }
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("challenge-hypothesis", ratings))
-        card = page.locator("article.question", has_text=title)
+        card = await open_question(page, title)
         await expect(card).to_be_visible(timeout=10_000)
         first = card.get_by_label("Comment on: Enter: the cache is cold")
         await first.fill("likely")
@@ -100,7 +100,7 @@ async def test_enter_in_the_reason_to_deny_sends_no_decision(
     await log_in(page, live_server_proc)
     marker = f"echo enter-in-why-not-{width}"
     request = asyncio.ensure_future(hook(live_server_proc, permission_request(tool_input={"command": marker})))
-    card = page.locator("article.question.kind-approval", has_text=marker)
+    card = await open_question(page, marker, "article.question.kind-approval")
     await expect(card).to_be_visible(timeout=10_000)
     reason = card.get_by_label("Why not, if you deny (the agent reads it)")
     await reason.fill("use the staging database")
@@ -126,7 +126,7 @@ async def test_dismiss_takes_two_clicks_and_says_what_the_agent_will_be_told(
     help_request = {"task": "Two-step dismiss", "reason": "A flaky test", "question": needle}
     async with live_server_proc.mcp("legacy", path="/mcp/clifford") as client:
         call = asyncio.create_task(client.call_tool("request_help", help_request))
-        card = page.locator("article.question", has_text=needle)
+        card = await open_question(page, needle)
         await expect(card).to_be_visible(timeout=10_000)
         send = card.get_by_role("button", name="Dismiss — let the agent proceed on its own")
         await expect(send).to_be_hidden()
@@ -153,12 +153,12 @@ async def test_key_hints_show_only_where_there_is_a_keyboard(live_server_proc: L
         for page in (desk, phone):
             await log_in(page, live_server_proc)
             await expect(page.locator("article.question", has_text="Hints: which?")).to_be_visible(timeout=10_000)
-        desk_card = desk.locator("article.question", has_text="Hints: which?")
+        desk_card = await open_question(desk, "Hints: which?")
         await expect(desk_card.locator(".send-bar .key-hint")).to_have_text(
             "1\u20139 choose · Enter on a choice sends · Ctrl+Enter sends"  # an en dash
         )
         await expect(desk_card.locator("kbd.key-hint").first).to_be_visible()
-        phone_card = phone.locator("article.question", has_text="Hints: which?")
+        phone_card = await open_question(phone, "Hints: which?")
         assert await phone_card.locator(".key-hint").count() >= 3  # there (and a saved reply's Alt+N), but not shown
         for hint in await phone_card.locator(".key-hint").all():
             await expect(hint).to_be_hidden()
@@ -202,7 +202,7 @@ async def test_no_question_makes_a_page_wider_than_its_screen(
         for path, tool, arguments, _ in asks:
             calls.append(asyncio.create_task((maxsim if path == "/mcp/maxsim" else askme).call_tool(tool, arguments)))
         for _, tool, _, needle in asks:
-            card = page.locator("article.question", has_text=needle)
+            card = await open_question(page, needle)
             await expect(card).to_be_visible(timeout=10_000)
             assert await card.evaluate(LAYOUT_PROBLEMS) == [], tool
             code = card.locator("pre").first
@@ -222,7 +222,7 @@ async def test_a_write_approval_reads_as_a_write_at_both_widths(live_server_proc
         await log_in(page, live_server_proc)
         write = permission_request(tool_name="Write", tool_input={"file_path": path, "content": content})
         request = asyncio.ensure_future(hook(live_server_proc, write))
-        card = page.locator("article.question.kind-approval", has_text=path)
+        card = await open_question(page, path, "article.question.kind-approval")
         await expect(card).to_be_visible(timeout=10_000)
         await expect(card.locator("p.writes")).to_have_text(
             f"Writes 5 lines to {path}: the whole file, replacing anything there now."
@@ -247,7 +247,7 @@ async def test_an_agent_that_stopped_waiting_has_no_countdown_beside_it(
     needle = f"Countdown: still there ({width})?"
     async with live_server_proc.mcp("2026-07-28", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("ask-one-question", {"question": needle}))
-        card = page.locator("article.question", has_text=needle)
+        card = await open_question(page, needle)
         await expect(card).to_be_visible(timeout=10_000)
         await expect(card.locator(".countdown")).to_contain_text("The agent gives up in")
         call.cancel()  # the agent stops waiting; leaving the client closes its connection
@@ -274,7 +274,7 @@ async def test_a_tile_chosen_from_the_keyboard_is_never_left_under_the_send_bar(
     }
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("choose-next", arguments))
-        card = page.locator("article.question", has_text=title)
+        card = await open_question(page, title)
         await expect(card).to_be_visible(timeout=10_000)
         await card.evaluate("(card) => { card.setAttribute('tabindex', '-1'); card.focus(); }")
         tile = card.locator(".tile", has_text="Tile 8")

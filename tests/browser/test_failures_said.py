@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.async_api import Browser, Route, expect
 
-from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, open_question
 from testing.live import LiveServer, serving
 
 
@@ -34,7 +34,7 @@ async def test_a_send_that_cannot_reach_the_server_is_said_on_the_card_and_retry
     await page.route("**/questions/*/answer", unreachable)
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("ask-one-question", {"question": needle}))
-        card = page.locator("article.question", has_text=needle)
+        card = await open_question(page, needle)
         await expect(card).to_be_visible(timeout=10_000)
         await card.get_by_role("textbox").first.fill("eu-west-1, as before")
         await card.get_by_role("button", name="Send answer").click()
@@ -92,7 +92,7 @@ async def test_a_toast_sits_above_the_send_bar_not_over_it(
             {"value": f"v{n}", "label": f"Option {n}", "description": "What it means, in a line."} for n in range(20)
         ]
         call = asyncio.create_task(client.call_tool("ask_question", {"question": needle, "options": options}))
-        card = page.locator("article.question", has_text=needle)
+        card = await open_question(page, needle)
         await expect(card).to_be_visible(timeout=10_000)
         await card.locator("label.pick").nth(12).scroll_into_view_if_needed()
         await page.evaluate(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import ARTIFACTS, CARDS, LAYOUT_PROBLEMS, VIEWPORTS, log_in
+from testing.browser import ARTIFACTS, CARDS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, open_question
 from testing.live import LiveServer
 
 # The scale changes its shape at 600 px: both sides of that line too.
@@ -60,7 +60,7 @@ def check_scale(scales: list[dict[str, Any]], width: int) -> None:
 
 async def check_cards(page: Page, width: int) -> None:
     for kind, _tool, _arguments, needle in CARDS:
-        card = page.locator("article.question", has_text=needle)
+        card = await open_question(page, needle)
         await expect(card).to_be_visible(timeout=10_000)
         problems = await card.evaluate(LAYOUT_PROBLEMS)
         assert problems == [], f"{kind} at {width} px: {problems}"
@@ -102,7 +102,7 @@ async def test_a_refused_answer_keeps_what_was_typed_and_points_at_the_field(
     }
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("challenge-hypothesis", arguments))
-        card = page.locator("article.question", has_text="Kept: flaky causes")
+        card = await open_question(page, "Kept: flaky causes")
         await expect(card).to_be_visible(timeout=10_000)
         first = card.get_by_role("radiogroup", name="Agreement with: Clock skew")
         second = card.get_by_role("radiogroup", name="Agreement with: Shared tmp dir")
@@ -146,7 +146,7 @@ async def test_choose_next_asks_for_the_message_before_the_tiles(
     }
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("choose-next", arguments))
-        card = page.locator("article.question", has_text="Order: what next?")
+        card = await open_question(page, "Order: what next?")
         await expect(card).to_be_visible(timeout=10_000)
         message = await card.get_by_label("Message (optional)").bounding_box()
         tile = await card.locator(".tile", has_text="Ship").bounding_box()
@@ -216,7 +216,7 @@ async def test_a_first_run_answers_a_sample_question_before_any_agent_is_wired(
     page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, empty_server)
     await page.get_by_role("button", name="Send a sample question").click()
-    card = page.locator("article.question", has_text="A sample question")
+    card = await open_question(page, "A sample question")
     await expect(card).to_be_visible(timeout=10_000)
     await expect(card).to_contain_text("Demo agent")
     problems = await card.evaluate(LAYOUT_PROBLEMS)
@@ -243,10 +243,8 @@ async def test_a_card_answered_elsewhere_keeps_what_was_typed_read_only(
     async with live_server_proc.mcp("legacy") as client:
         typed_call = asyncio.create_task(client.call_tool("ask_question", {"question": typed_text}))
         untouched_call = asyncio.create_task(client.call_tool("ask_question", {"question": untouched_text}))
-        typed = page.locator("article.question", has_text=typed_text)
-        untouched = page.locator("article.question", has_text=untouched_text)
-        await expect(typed).to_be_visible(timeout=10_000)
-        await expect(untouched).to_be_visible(timeout=10_000)
+        untouched = await open_question(page, untouched_text)
+        typed = await open_question(page, typed_text)  # the one open on the phone's screen, typed into
         await typed.get_by_label("Your answer").fill("eu-west-1, I think, because")
 
         for text in (typed_text, untouched_text):
@@ -268,13 +266,19 @@ async def test_a_card_answered_elsewhere_keeps_what_was_typed_read_only(
 
 
 async def press_j_until(page: Page, text: str) -> None:
-    """j, as a person presses it, until the card in focus is the one with `text`."""
+    """j, as a person presses it, through the list until the row in focus is the question with `text`; then o
+    opens it (issue 42). k first: j from the first row moves on, and the list starts at the top."""
     for _ in range(30):
-        await page.keyboard.press("j")
-        focused = await page.evaluate("() => document.activeElement?.closest('article.question')?.textContent || ''")
+        await page.keyboard.press("k")
+    for _ in range(30):
+        focused = await page.evaluate(
+            "() => document.getElementById(document.activeElement?.dataset?.for || '')?.textContent || ''"
+        )
         if text in focused:
+            await page.keyboard.press("o")
             return
-    raise AssertionError(f"j never reached the card with {text!r}")
+        await page.keyboard.press("j")
+    raise AssertionError(f"j never reached the row of {text!r}")
 
 
 async def test_a_person_answers_with_the_keyboard_alone(live_server_proc: LiveServer, browser: Browser) -> None:
@@ -310,7 +314,7 @@ async def test_a_person_answers_with_the_keyboard_alone(live_server_proc: LiveSe
         await page.keyboard.press("2")
         await asyncio.sleep(0.5)
         assert not picked.done(), "a digit must choose, not send"
-        card = page.locator("article.question", has_text="Keys: which one?")
+        card = await open_question(page, "Keys: which one?")
         await expect(card.get_by_role("radio", name="Beta")).to_be_checked()
         await page.keyboard.press("Enter")
         assert (await asyncio.wait_for(picked, 15)).structured_content == {"answer": "b"}
@@ -322,7 +326,7 @@ async def test_multiple_choice_takes_an_answer_of_ones_own(live_server_proc: Liv
     choices = {"questions": [{"text": "Other: which editor?", "options": ["vim", "emacs"]}]}
     async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
         call = asyncio.create_task(client.call_tool("ask-multiple-choice", choices))
-        card = page.locator("article.question", has_text="Other: which editor?")
+        card = await open_question(page, "Other: which editor?")
         await expect(card).to_be_visible(timeout=10_000)
         await card.get_by_label("Other").fill("helix")
         await card.get_by_role("button", name="Submit — I'm done answering").click()

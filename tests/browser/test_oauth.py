@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import SMALL_OR_WIDE, serious_violations, synced
+from testing.browser import SMALL_OR_WIDE, open_question, serious_violations, synced
 from testing.live import PASSWORD, LiveServer, free_port
 from testing.ts_client import ts_clients
 
@@ -152,7 +152,7 @@ async def test_the_python_sdk_signs_in_asks_as_the_person_refreshes_and_is_revok
         dashboard = await context.new_page()
         await dashboard.goto(f"{server.url}/")
         await synced(dashboard)
-        card = dashboard.locator("article.question", has_text=text)
+        card = await open_question(dashboard, text)
         await expect(card).to_contain_text(f"{server.username}'s Claude Code", timeout=10_000)
         await card.get_by_role("radio", name="Yes").check()
         await card.get_by_role("button", name="Send answer").click()
@@ -246,7 +246,7 @@ async def test_the_typescript_sdk_signs_in_and_asks_as_the_person(
         dashboard = await context.new_page()
         await dashboard.goto(f"{server.url}/")
         await synced(dashboard)
-        card = dashboard.locator("article.question", has_text=text)
+        card = await open_question(dashboard, text)
         await expect(card).to_contain_text(f"{server.username}'s OpenCode", timeout=10_000)
         await card.get_by_role("radio", name="Ship it").check()
         await card.get_by_role("button", name="Send answer").click()

@@ -18,7 +18,7 @@ import pytest
 from mcp.types import ImageContent
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import ARTIFACTS, SMALL_OR_WIDE, log_in, serious_violations, synced
+from testing.browser import ARTIFACTS, SMALL_OR_WIDE, log_in, open_question, serious_violations, synced
 from testing.claude_hooks import FIXTURES, hook
 from testing.fakes import FakeSlack, fake_slack, mail_sink, notify_env
 from testing.images import PNG
@@ -269,7 +269,7 @@ async def test_saved_and_recent_replies_are_a_click_or_a_key_away_and_never_send
         calls = [asyncio.create_task(client.call_tool("ask_question", {"question": q})) for q in (first, second)]
         await page.goto(f"{live_server_proc.url}/")
         await synced(page)
-        card = page.locator("article.question", has_text=first)
+        card = await open_question(page, first)
         await expect(card).to_be_visible(timeout=10_000)
         chips = card.locator(".quick-replies button.reply-chip")
         await expect(chips.first).to_contain_text("Ship it at")
@@ -291,7 +291,7 @@ async def test_saved_and_recent_replies_are_a_click_or_a_key_away_and_never_send
         }
 
         # What was just typed is now a recent reply under the next box, without reloading the page.
-        other = page.locator("article.question", has_text=second)
+        other = await open_question(page, second)
         await expect(other.locator(".quick-replies .reply-chip.recent").first).to_have_attribute(
             "title", "Typed by hand: use the blue one"
         )
@@ -321,7 +321,7 @@ async def test_a_pasted_screenshot_goes_with_the_answer_and_shows_in_the_history
     text = f"Images: what does the header look like at {width}?"
     async with live_server_proc.mcp("legacy") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
-        card = page.locator("article.question", has_text=text)
+        card = await open_question(page, text)
         await expect(card).to_be_visible(timeout=10_000)
         box = f"#{await card.get_attribute('id')} textarea"
         await card.get_by_label("Your answer").fill("Like this, with the logo cut off")
@@ -368,7 +368,7 @@ async def test_a_signed_link_answers_one_question_in_a_browser_with_no_login(
     logged_in = await page_at(browser, live_server_proc, width, height)
     async with live_server_proc.mcp("legacy") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
-        card = logged_in.locator("article.question", has_text=text)
+        card = await open_question(logged_in, text)
         await expect(card).to_be_visible(timeout=10_000)
         link = await card.locator("button.copy-link").get_attribute("data-copy") or ""
         assert "/q/" in link
@@ -425,7 +425,7 @@ async def test_a_card_says_who_else_is_asked_and_when_and_a_failing_channel_says
     text = f"Notify: which branch at {width}?"
     async with server.mcp("legacy") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
-        card = page.locator("article.question", has_text=text)
+        card = await open_question(page, text)
         await expect(card).to_be_visible(timeout=10_000)
         steps = card.locator(".next-steps")
         await expect(steps).to_contain_text("Slack: sent · e-mail at ")

@@ -13,7 +13,7 @@ import pytest
 from mcp.types import CallToolResult
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import ARTIFACTS, SMALL_OR_WIDE, serious_violations
+from testing.browser import ARTIFACTS, SMALL_OR_WIDE, open_question, serious_violations
 from testing.live import PASSWORD, LiveServer, serving, text_of
 from testing.ts_client import ts_clients
 
@@ -97,7 +97,7 @@ async def test_each_person_sees_their_projects_as_their_role_allows(
 async def look_as_each(server: LiveServer, browser: Browser, width: int, height: int) -> None:
     viewer = await browser.new_page(viewport={"width": width, "height": height})
     await log_in_as(viewer, server, "vic")
-    web_card = viewer.locator("article.question", has_text="Projects: deploy web?")
+    web_card = await open_question(viewer, "Projects: deploy web?")
     await expect(web_card).to_be_visible()
     await expect(viewer.locator("article.question", has_text="Projects: restart ops?")).to_have_count(0)
     await expect(viewer.locator("#pending-count")).to_have_text("1")
@@ -122,7 +122,7 @@ async def look_as_each(server: LiveServer, browser: Browser, width: int, height:
     superuser = await browser.new_page(viewport={"width": width, "height": height})
     await log_in_as(superuser, server, server.username)
     for text in ("Projects: deploy web?", "Projects: restart ops?"):
-        card = superuser.locator("article.question", has_text=text)
+        card = await open_question(superuser, text)
         await expect(card).to_be_visible()
         await expect(card.get_by_role("button", name="Send")).to_have_count(1)
     for page in (viewer, outsider, superuser):
@@ -141,7 +141,7 @@ async def answer_as_ann(server: LiveServer, browser: Browser, asking: dict[str, 
     await log_in_as(viewer, server, "vic")
     answerer = await browser.new_page(viewport={"width": 1440, "height": 900})
     await log_in_as(answerer, server, "ann")
-    card = answerer.locator("article.question", has_text="Projects: deploy web?")
+    card = await open_question(answerer, "Projects: deploy web?")
     await card.locator("textarea").fill("Yes, after lunch")
     await card.get_by_role("button", name="Send").click()
     result = await asyncio.wait_for(asking["web"], 15)

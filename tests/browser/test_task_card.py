@@ -9,7 +9,7 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from testing import tasks
-from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, serious_violations
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, open_question, serious_violations
 from testing.live import LiveServer, serving
 
 
@@ -29,7 +29,7 @@ async def test_a_task_s_card_says_the_agent_goes_on_working(
     assert isinstance(handle, tasks.TaskHandle)
     page = await browser.new_page(viewport={"width": width, "height": height})
     await log_in(page, tasks_server)
-    card = page.locator("article.question", has_text=text)
+    card = await open_question(page, text)
     await expect(card).to_be_visible(timeout=10_000)
     await expect(card.locator(".agent-state")).to_have_text(
         "Asked in the background: the agent goes on working, and your answer reaches it as a task result."

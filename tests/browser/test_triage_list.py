@@ -88,7 +88,8 @@ async def test_fourteen_waiting_show_as_rows_on_the_first_screen_at_both_widths(
         await expect(selected).to_have_count(1)
         card = wide.locator(f"#{await selected.get_attribute('data-for')}")
         list_box, card_box = await wide.locator(".triage").bounding_box(), await card.bounding_box()
-        assert list_box is not None and card_box is not None
+        assert list_box is not None
+        assert card_box is not None
         assert card_box["x"] >= list_box["x"] + list_box["width"], "the open question is not beside the list"
         assert card_box["y"] < 900 - 200
         await expect(card.locator(".send-bar button.primary")).to_be_in_viewport()
@@ -117,7 +118,8 @@ async def test_fourteen_waiting_show_as_rows_on_the_first_screen_at_both_widths(
         back = phone.get_by_role("button", name="Back to all waiting questions")
         await expect(back).to_be_in_viewport()
         card_box, back_box = await card.bounding_box(), await back.bounding_box()
-        assert card_box is not None and back_box is not None
+        assert card_box is not None
+        assert back_box is not None
         assert back_box["y"] + back_box["height"] <= card_box["y"] < 220, "the question is not first under Back"
         await expect(card.locator("textarea")).to_be_in_viewport()
         await expect(card.locator(".send-bar button.primary")).to_be_in_viewport()
