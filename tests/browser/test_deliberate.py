@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, expect
 
-from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, open_question, serious_violations
+from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, listed, log_in, open_question, serious_violations
 from testing.claude_hooks import hook, permission_request
 from testing.live import LiveServer, serving
 
@@ -152,7 +152,7 @@ async def test_key_hints_show_only_where_there_is_a_keyboard(live_server_proc: L
         phone = await browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
         for page in (desk, phone):
             await log_in(page, live_server_proc)
-            await expect(page.locator("article.question", has_text="Hints: which?")).to_be_visible(timeout=10_000)
+            await listed(page, "Hints: which?")
         desk_card = await open_question(desk, "Hints: which?")
         await expect(desk_card.locator(".send-bar .key-hint")).to_have_text(
             "1\u20139 choose · Enter on a choice sends · Ctrl+Enter sends"  # an en dash

@@ -13,7 +13,7 @@ import pytest
 from mcp.types import CallToolResult
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import ARTIFACTS, SMALL_OR_WIDE, open_question, serious_violations
+from testing.browser import ARTIFACTS, SMALL_OR_WIDE, listed, open_question, serious_violations
 from testing.live import PASSWORD, LiveServer, serving, text_of
 from testing.ts_client import ts_clients
 
@@ -111,7 +111,7 @@ async def look_as_each(server: LiveServer, browser: Browser, width: int, height:
 
     outsider = await browser.new_page(viewport={"width": width, "height": height})
     await log_in_as(outsider, server, "out")
-    await expect(outsider.locator("article.question", has_text="Projects: restart ops?")).to_be_visible()
+    await listed(outsider, "Projects: restart ops?")
     await expect(outsider.locator("article.question", has_text="Projects: deploy web?")).to_have_count(0)
     web_id = await web_card.get_attribute("data-question-id")
     response = await outsider.goto(f"{server.url}/questions/{web_id}/")
