@@ -6,10 +6,12 @@ from datetime import datetime, time
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from questions.models import Question, Status
+from projects.access import Access
+from questions.models import Kind, Question, Status
 
 OUTCOMES = [("", "Any outcome")] + [(value, label) for value, label in Status.choices if value != Status.PENDING]
 
@@ -43,3 +45,30 @@ class HistoryFilter(forms.Form):
         if data["until"]:
             found = found.filter(created_at__lte=timezone.make_aware(datetime.combine(data["until"], time.max)))
         return found
+
+
+class BatchDecision(forms.Form):
+    """Several approvals allowed or denied in one deliberate step (issue 42): which ones, what, and for a deny why."""
+
+    question = forms.ModelMultipleChoiceField(
+        queryset=Question.objects.none(),
+        error_messages={
+            "required": "Choose at least one approval.",
+            "invalid_choice": "%(value)s is not an approval you can see.",
+        },
+    )
+    behavior = forms.ChoiceField(choices=[("allow", "Allow"), ("deny", "Deny")])
+    message = forms.CharField(required=False, strip=True, max_length=settings.HOOKBRIDGE_MAX_ANSWER_LENGTH)
+
+    def __init__(self, *args: Any, seen: Access, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Any status: one decided meanwhile is reported as such, not refused as unknown.
+        field = self.fields["question"]
+        assert isinstance(field, forms.ModelMultipleChoiceField)
+        field.queryset = seen.visible(Question.objects.filter(kind=Kind.APPROVAL))
+
+    def decision(self) -> dict[str, str]:
+        """The answer each approval gets, as the approval kind parses it."""
+        if self.cleaned_data["behavior"] == "deny":
+            return {"behavior": "deny", "message": self.cleaned_data["message"]}
+        return {"behavior": "allow"}

@@ -12,6 +12,7 @@ urlpatterns = [
     path("questions/<uuid:question_id>/dismiss", views.dismiss, name="dismiss"),
     path("questions/<uuid:question_id>/claim", views.claim, name="claim"),
     path("questions/pending", views.pending_page, name="pending-page"),
+    path("questions/batch", views.decide_batch, name="batch"),
     path("questions/sample", views.sample, name="sample"),
     path("history/", views.history, name="history"),
     path("analytics/", views.analytics_page, name="analytics"),

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 from core.htmx import HtmxHttpRequest
 from projects import access
 from questions import analytics, exports, images, queue, replies
-from questions.forms import HistoryFilter
+from questions.forms import BatchDecision, HistoryFilter
 from questions.kinds import InvalidAnswer
 from questions.models import AlreadyResolved, AnswerImage, Question, SavedReply
 from tokens.auth import client_address
@@ -115,6 +115,42 @@ def claim(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     except AlreadyResolved as exc:
         return _closed(request, exc)
     return HttpResponse(status=204)
+
+
+@require_POST
+@login_required
+def decide_batch(request: HtmxHttpRequest) -> HttpResponse:
+    """Several approvals allowed or denied at once, after the dashboard listed what each runs (issue 42).
+
+    Each is decided on its own, as if answered from its card: the first answer still wins, so one decided
+    meanwhile (elsewhere, or by its host) is said and skipped, and the others are decided all the same."""
+    seen = access.of_user(request.user)
+    form = BatchDecision(request.POST, seen=seen)
+    if not form.is_valid():
+        problems = [f"{name}: {error}" for name, errors in form.errors.items() for error in errors]
+        notices = [("Nothing was decided. " + " ".join(problems), "warn")]
+        return render(request, "questions/card.html#batch-decided", {"notices": notices}, status=422)
+    decided: list[str] = []
+    skipped: list[str] = []
+    for question in form.cleaned_data["question"]:
+        if not seen.may_answer(question.project_id):
+            skipped.append(f"“{question.short_title}”: you may only look in {question.project}")
+            continue
+        try:
+            question.record_answer(form.decision(), by_user=request.user, remote_addr=client_address(request))
+        except AlreadyResolved:
+            skipped.append(f"“{question.short_title}” {question.outcome_words}")
+            continue
+        tool_input = question.payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        decided.append(command if isinstance(command, str) else question.short_title)
+    verb = "Allowed" if form.cleaned_data["behavior"] == "allow" else "Denied"
+    notices = []
+    if decided:
+        notices.append((f"{verb} {len(decided)}: " + "; ".join(decided), "ok"))
+    if skipped:
+        notices.append(("Not decided here: " + "; ".join(skipped), "warn"))
+    return render(request, "questions/card.html#batch-decided", {"notices": notices})
 
 
 @require_POST

@@ -789,6 +789,17 @@ function newRow(card) {
   button.className = "triage-row";
   button.dataset.for = card.id;
   button.setAttribute("aria-controls", card.id);
+  // An approval this person may answer can be ticked for a batch decision (issue 42).
+  if (card.dataset.kind === "approval" && card.querySelector("form")) {
+    const label = document.createElement("label");
+    label.className = "row-pick-label";
+    const pick = document.createElement("input");
+    pick.type = "checkbox";
+    pick.className = "row-pick";
+    pick.dataset.for = card.id;
+    label.append(pick, span("visually-hidden", `Choose for a batch decision: ${card.dataset.summary || card.dataset.asker}`));
+    item.append(label);
+  }
   item.append(button);
   return item;
 }
@@ -841,8 +852,89 @@ function syncRows() {
   if (WIDE.matches && !queue.dataset.open) queue.dataset.open = queue.dataset.selected || "";
   if (queue.dataset.open && !document.getElementById(queue.dataset.open)) leaveReading(queue);
   markSelection();
+  showBatch();
   drawingRows = false;
 }
+
+// Batch decisions (issue 42): the bar says how many approvals are ticked; Allow… or Deny… opens a dialog that lists
+// what each will run, and only its confirm button sends them (questions.views.decide_batch).
+function ticked() { return [...document.querySelectorAll("#triage-rows .row-pick:checked")]; }
+
+function showBatch() {
+  const bar = document.querySelector(".batch-bar");
+  if (!bar) return;
+  const count = ticked().length;
+  bar.hidden = count === 0;
+  bar.querySelector(".batch-count").textContent = count === 1 ? "1 approval chosen" : `${count} approvals chosen`;
+}
+
+function whatItRuns(card) {
+  const command = card.querySelector("pre.command");
+  return command ? command.textContent.trim() : card.dataset.summary || "";
+}
+
+function confirmBatch(behavior) {
+  const dialog = document.getElementById("batch-confirm");
+  const chosen = ticked().map((pick) => document.getElementById(pick.dataset.for)).filter(Boolean);
+  if (!dialog || !chosen.length) return;
+  const form = dialog.querySelector("form");
+  const verb = behavior === "allow" ? "Allow" : "Deny";
+  const count = chosen.length === 1 ? "this approval" : `these ${chosen.length} approvals`;
+  dialog.querySelector("#batch-title").textContent = `${verb} ${count}?`;
+  const list = dialog.querySelector(".batch-list");
+  list.replaceChildren(...chosen.map((card) => {
+    const item = document.createElement("li");
+    const who = document.createElement("strong");
+    who.textContent = `${card.dataset.asker}${card.dataset.host ? ` in ${card.dataset.host}` : ""}`;
+    const code = document.createElement("code");
+    code.textContent = whatItRuns(card);
+    item.append(who, " runs ", code);
+    return item;
+  }));
+  for (const old of form.querySelectorAll("input[name=question]")) old.remove();
+  for (const card of chosen) {
+    const id = document.createElement("input");
+    id.type = "hidden";
+    id.name = "question";
+    id.value = card.dataset.questionId;
+    form.append(id);
+  }
+  form.querySelector("input[name=behavior]").value = behavior;
+  form.querySelector(".batch-reason").hidden = behavior !== "deny";
+  form.querySelector("textarea[name=message]").value = "";
+  const send = form.querySelector("button[type=submit]");
+  send.textContent = `${verb} ${chosen.length === 1 ? "it" : `all ${chosen.length}`}`;
+  send.classList.toggle("danger", behavior === "deny");
+  dialog.showModal();
+}
+
+document.addEventListener("change", (event) => {
+  if (event.target.matches && event.target.matches(".row-pick")) showBatch();
+});
+document.addEventListener("click", (event) => {
+  const target = event.target.closest ? event.target : null;
+  if (!target) return;
+  const batch = target.closest("[data-batch]");
+  if (batch) confirmBatch(batch.dataset.batch);
+  if (target.closest("[data-batch-cancel]")) document.getElementById("batch-confirm").close();
+  if (target.closest("[data-batch-clear]")) { for (const pick of ticked()) pick.checked = false; showBatch(); }
+  if (target.closest("[data-batch-session]")) {
+    const sessions = new Set(ticked().map((pick) => (document.getElementById(pick.dataset.for) || {}).dataset?.session).filter(Boolean));
+    for (const pick of document.querySelectorAll("#triage-rows .row-pick")) {
+      const card = document.getElementById(pick.dataset.for);
+      if (card && sessions.has(card.dataset.session)) pick.checked = true;
+    }
+    showBatch();
+  }
+});
+// Sent: the dialog closes and the ticks go; the decided cards leave as every dashboard is told.
+document.addEventListener("htmx:afterRequest", (event) => {
+  const dialog = document.getElementById("batch-confirm");
+  if (!dialog || !dialog.contains(event.detail.elt) || !event.detail.successful) return;
+  dialog.close();
+  for (const pick of ticked()) pick.checked = false;
+  showBatch();
+});
 
 function leaveReading(queue) {
   queue.classList.remove("reading");

@@ -198,3 +198,59 @@ async def test_a_push_keeps_the_open_question_and_its_draft_and_an_answer_elsewh
             await expect(page.locator(".triage-row", has_text=asked[2])).to_have_attribute("aria-current", "true")
             again = await open_question(page, asked[2])
             await expect(again.locator("textarea")).to_have_value(draft)
+
+
+async def test_approvals_are_decided_in_a_batch_after_a_dialog_lists_what_each_runs(
+    server: LiveServer, browser: Browser
+) -> None:
+    session = str(uuid.uuid4())
+    commands = [f"rm -rf build-{n}-{uuid.uuid4().hex[:4]}" for n in range(3)]
+    requests = [
+        asyncio.ensure_future(hook(server, permission_request(session_id=session, tool_input={"command": command})))
+        for command in commands
+    ]
+    elsewhere = f"make other-{uuid.uuid4().hex[:4]}"
+    requests.append(asyncio.ensure_future(hook(server, permission_request(tool_input={"command": elsewhere}))))
+    try:
+        for command in [*commands, elsewhere]:
+            await until_asked(server, command)
+        for width, height in ((390, 844), (1440, 900)):
+            page = await browser.new_page(viewport={"width": width, "height": height})
+            await log_in(page, server)
+            await expect(page.locator(".row-pick")).to_have_count(4, timeout=10_000)
+            await expect(page.locator(".batch-bar")).to_be_hidden()
+            row = page.locator("#triage-rows li", has_text=commands[0])
+            await row.get_by_role("checkbox").check()
+            await expect(page.locator(".batch-bar")).to_contain_text("1 approval chosen")
+            await page.get_by_role("button", name="All from the same sessions").click()
+            await expect(page.locator(".batch-bar")).to_contain_text("3 approvals chosen")
+            assert not await page.locator("#triage-rows li", has_text=elsewhere).get_by_role("checkbox").is_checked()
+            await page.get_by_role("button", name="Deny…").click()
+            dialog = page.get_by_role("dialog", name="Deny these 3 approvals?")
+            await expect(dialog).to_be_visible()
+            for command in commands:  # what each runs, before anything is sent
+                await expect(dialog.locator(".batch-list code", has_text=command)).to_be_visible()
+            assert await dialog.evaluate(LAYOUT_PROBLEMS) == []
+            assert await serious_violations(page) == []
+            await page.screenshot(path=str(ARTIFACTS / f"triage-batch-{width}.png"))
+            if width == 390:  # Cancel sends nothing; the ticks stay
+                await dialog.get_by_role("button", name="Cancel").click()
+                await expect(dialog).to_be_hidden()
+                await asyncio.sleep(0.3)
+                assert not any(request.done() for request in requests)
+                await page.close()
+                continue
+            await dialog.get_by_label("Why not (every agent reads it)").fill("Use make clean")
+            await dialog.get_by_role("button", name="Deny all 3").click()
+            await expect(dialog).to_be_hidden()
+            await expect(page.locator("#toasts")).to_contain_text("Denied 3:", timeout=10_000)
+            for request in requests[:3]:
+                decision = (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]
+                assert decision == {"behavior": "deny", "message": "Use make clean"}
+            await expect(page.locator(".triage-row")).to_have_count(1, timeout=10_000)
+            await expect(page.locator(".batch-bar")).to_be_hidden()
+            assert not requests[3].done(), "an approval nobody chose was decided"
+    finally:
+        for request in requests:
+            request.cancel()
+        await asyncio.gather(*requests, return_exceptions=True)
