@@ -26,5 +26,6 @@ urlpatterns = [
     path("", include("hooks.urls")),
     path("", include("tokens.urls")),
     path("", include("notify.urls")),
+    path("", include("claudecode.urls")),
     path("", include("tokens.oauth_urls")),
 ]

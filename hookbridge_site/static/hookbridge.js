@@ -866,6 +866,17 @@ function showBatch() {
   const count = ticked().length;
   bar.hidden = count === 0;
   bar.querySelector(".batch-count").textContent = count === 1 ? "1 approval chosen" : `${count} approvals chosen`;
+  // A rule is proposed from one approval: offered when exactly one is chosen.
+  bar.querySelector("[data-rule-url]").hidden = count !== 1;
+}
+
+function proposeRule(button) {
+  const [pick] = ticked();
+  const card = pick && document.getElementById(pick.dataset.for);
+  const dialog = document.getElementById("rule-dialog");
+  if (!card || !dialog) return;
+  const url = button.dataset.ruleUrl.replace("00000000-0000-0000-0000-000000000000", card.dataset.questionId);
+  htmx.ajax("GET", url, { target: "#rule-proposal", swap: "outerHTML" }).then(() => dialog.showModal());
 }
 
 function whatItRuns(card) {
@@ -917,6 +928,12 @@ document.addEventListener("click", (event) => {
   const batch = target.closest("[data-batch]");
   if (batch) confirmBatch(batch.dataset.batch);
   if (target.closest("[data-batch-cancel]")) document.getElementById("batch-confirm").close();
+  const rule = target.closest("[data-rule-url]");
+  if (rule) proposeRule(rule);
+  if (target.closest("[data-rule-close]")) {
+    document.getElementById("rule-dialog").close();
+    if (document.querySelector("#rule-proposal[data-saved]")) { for (const pick of ticked()) pick.checked = false; showBatch(); }
+  }
   if (target.closest("[data-batch-clear]")) { for (const pick of ticked()) pick.checked = false; showBatch(); }
   if (target.closest("[data-batch-session]")) {
     const sessions = new Set(ticked().map((pick) => (document.getElementById(pick.dataset.for) || {}).dataset?.session).filter(Boolean));

@@ -254,3 +254,56 @@ async def test_approvals_are_decided_in_a_batch_after_a_dialog_lists_what_each_r
         for request in requests:
             request.cancel()
         await asyncio.gather(*requests, return_exceptions=True)
+
+
+async def test_allow_and_make_a_rule_shows_what_it_decides_before_it_is_saved(
+    server: LiveServer, browser: Browser
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    commands = [f"pytest-{tag} -q tests/a", f"pytest-{tag} -x", f"rm -rf {tag}"]
+    requests = [
+        asyncio.ensure_future(hook(server, permission_request(tool_input={"command": command}))) for command in commands
+    ]
+    try:
+        for command in commands:
+            await until_asked(server, command)
+        for width, height in ((390, 844), (1440, 900)):
+            page = await browser.new_page(viewport={"width": width, "height": height})
+            await log_in(page, server)
+            await page.locator("#triage-rows li", has_text=commands[0]).get_by_role("checkbox").check()
+            await page.get_by_role("button", name="Allow and make a rule…").click()
+            dialog = page.get_by_role("dialog", name="Allow and make a rule")
+            await expect(dialog).to_be_visible()
+            await expect(dialog.get_by_label("Input (searched for; empty: any input)")).to_have_value(
+                f"^pytest-{tag} -q(\\s|$)"
+            )
+            # Widened by hand, checked again: the list says which waiting approvals it would allow.
+            await dialog.get_by_label("Input (searched for; empty: any input)").fill(f"^pytest-{tag} ")
+            await dialog.get_by_role("button", name="Check what it decides").click()
+            await expect(dialog).to_contain_text("It would allow now 2 waiting approvals")
+            await expect(dialog.locator(".rule-decides")).not_to_contain_text(f"rm -rf {tag}")
+            assert await dialog.evaluate(LAYOUT_PROBLEMS) == []
+            assert await serious_violations(page) == []
+            await page.screenshot(path=str(ARTIFACTS / f"triage-rule-{width}.png"))
+            if width == 390:
+                await dialog.get_by_role("button", name="Cancel").click()
+                await expect(dialog).to_be_hidden()
+                assert not any(request.done() for request in requests), "a proposal decided something"
+                await page.close()
+                continue
+            await dialog.get_by_role("button", name="Save the rule and allow 2").click()
+            dialog = page.get_by_role("dialog", name="Rule saved")
+            await expect(dialog).to_contain_text("Allowed now: 2.")
+            for request in requests[:2]:
+                decision = (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]
+                assert decision == {"behavior": "allow"}
+            await dialog.get_by_role("button", name="Close").click()
+            await expect(page.locator(".triage-row")).to_have_count(1, timeout=10_000)
+            assert not requests[2].done()
+            # The rule decides the next one with no card.
+            later = await hook(server, permission_request(tool_input={"command": f"pytest-{tag} -k later"}))
+            assert later.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    finally:
+        for request in requests:
+            request.cancel()
+        await asyncio.gather(*requests, return_exceptions=True)
