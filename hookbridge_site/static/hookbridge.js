@@ -900,6 +900,13 @@ function confirmBatch(behavior) {
     const code = document.createElement("code");
     code.textContent = whatItRuns(card);
     item.append(who, " runs ", code);
+    // The card's own warning (questions.kinds.approval.destructive) goes with it into the list.
+    if (card.querySelector(".destructive")) {
+      const warning = document.createElement("strong");
+      warning.className = "batch-destructive";
+      warning.textContent = " — cannot be undone";
+      item.append(warning);
+    }
     return item;
   }));
   for (const old of form.querySelectorAll("input[name=question]")) old.remove();

@@ -228,8 +228,10 @@ async def test_approvals_are_decided_in_a_batch_after_a_dialog_lists_what_each_r
             await page.get_by_role("button", name="Deny…").click()
             dialog = page.get_by_role("dialog", name="Deny these 3 approvals?")
             await expect(dialog).to_be_visible()
-            for command in commands:  # what each runs, before anything is sent
-                await expect(dialog.locator(".batch-list code", has_text=command)).to_be_visible()
+            for command in commands:  # what each runs, and that it cannot be undone, before anything is sent
+                item = dialog.locator(".batch-list li", has_text=command)
+                await expect(item.locator("code")).to_be_visible()
+                await expect(item).to_contain_text("cannot be undone")
             assert await dialog.evaluate(LAYOUT_PROBLEMS) == []
             assert await serious_violations(page) == []
             await page.screenshot(path=str(ARTIFACTS / f"triage-batch-{width}.png"))
