@@ -735,7 +735,8 @@ function rowLeft(card) {
   const seconds = (Date.parse(line.dataset.deadline) - Date.now()) / 1000;
   if (Number.isNaN(seconds)) return ["", ""];
   const text = seconds <= 0 ? "gave up" : seconds < 60 ? `${Math.floor(seconds)} s left` : `${Math.floor(seconds / 60)} min left`;
-  return [text, seconds < 60 ? "now" : seconds < 300 ? "soon" : ""];
+  // How urgent it is, as the card's own countdown already says (countDown): one rule for both.
+  return [text, line.dataset.urgency || ""];
 }
 
 function rowFields(card) {
