@@ -30,7 +30,9 @@ class Model:
     def requests(self) -> list[dict[str, Any]]:
         if not self.requests_file.exists():
             return []
-        return [json.loads(line) for line in self.requests_file.read_text().splitlines()]
+        # The stand-in may be writing a request as this reads: a line without its newline is not whole yet.
+        lines = self.requests_file.read_text().split("\n")[:-1]
+        return [json.loads(line) for line in lines]
 
 
 @contextmanager
