@@ -280,7 +280,7 @@ HOOKBRIDGE_METRICS_TOKEN = env_str("HOOKBRIDGE_METRICS_TOKEN", "")
 # Reaching people (notify): the escalation every project without its own follows (channel@delay, in order),
 # Slack's bot token, signing secret, default channel and Web API address (tests point it at a fake), and
 # e-mail (EMAIL_URL in django-environ's form, smtp://user:password@host:587, sets Django's mail settings).
-HOOKBRIDGE_NOTIFY = env_str("HOOKBRIDGE_NOTIFY", "slack@0s,email@10m")
+HOOKBRIDGE_NOTIFY = env_str("HOOKBRIDGE_NOTIFY", "push@0s,slack@0s,email@10m")
 HOOKBRIDGE_SLACK_BOT_TOKEN = env_str("HOOKBRIDGE_SLACK_BOT_TOKEN", "")
 HOOKBRIDGE_SLACK_SIGNING_SECRET = env_str("HOOKBRIDGE_SLACK_SIGNING_SECRET", "")
 HOOKBRIDGE_SLACK_CHANNEL = env_str("HOOKBRIDGE_SLACK_CHANNEL", "")
@@ -288,6 +288,19 @@ HOOKBRIDGE_SLACK_API_URL = env_url("HOOKBRIDGE_SLACK_API_URL", "https://slack.co
 # A button press answers only as a Hook Bridge person (found by the Slack user's e-mail) who may answer the
 # question's project; on: whoever is in the channel may (the channel's membership decides).
 HOOKBRIDGE_SLACK_CHANNEL_DECIDES = env_bool("HOOKBRIDGE_SLACK_CHANNEL_DECIDES", False)
+# Web Push to the browsers people turned it on in (notify.push). The VAPID key that signs every push: given
+# here (PEM, or base64url of the raw private key) for servers on several machines, else generated once into
+# HOOKBRIDGE_VAPID_KEY_FILE. The subject push services may write to about it (mailto: or https:).
+HOOKBRIDGE_VAPID_PRIVATE_KEY = env_str("HOOKBRIDGE_VAPID_PRIVATE_KEY", "")
+HOOKBRIDGE_VAPID_KEY_FILE = HOOKBRIDGE_DATA_DIR / "vapid_private_key.pem"
+HOOKBRIDGE_VAPID_SUBJECT = env_str("HOOKBRIDGE_VAPID_SUBJECT", "")
+# The push services a subscription's endpoint may be on: a host (https), "*.host" for its subdomains, or a
+# whole origin. Only these: the server posts to an endpoint a browser gave it, and a free URL would let anyone
+# make it post anywhere. The default is the services of Chrome and Edge's Chromium, Firefox, Safari and Edge.
+HOOKBRIDGE_PUSH_SERVICES = env_list(
+    "HOOKBRIDGE_PUSH_SERVICES",
+    ["fcm.googleapis.com", "updates.push.services.mozilla.com", "web.push.apple.com", "*.notify.windows.com"],
+)
 HOOKBRIDGE_EMAIL_FROM = env_str("HOOKBRIDGE_EMAIL_FROM", "hookbridge@localhost")
 HOOKBRIDGE_EMAIL_TO = env_list("HOOKBRIDGE_EMAIL_TO", [])
 HOOKBRIDGE_EMAIL_CONFIGURED = bool(env_str("EMAIL_URL"))

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from core.admin import RecordAdmin
-from notify.models import Delivery, DeliveryAttempt, NotifyPolicy
+from notify.models import Delivery, DeliveryAttempt, NotifyPolicy, PushSubscription
 from projects.admin import ManagedPerProject, ProjectScoped
 
 
@@ -41,6 +44,32 @@ class DeliveryAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Delivery]):
     list_select_related = ["question"]
     fields = readonly_fields = (
         "question", "purpose", "channel", "target", "status", "due_at", "attempts", "last_error", "claimed_at",
-        "sent_at", "slack_channel_id", "slack_ts", "created_at",
+        "sent_at", "slack_channel_id", "slack_ts", "push_subscription", "acted_at", "created_at",
     )  # fmt: skip
     inlines = [AttemptInline]
+
+
+@admin.register(PushSubscription)
+class PushSubscriptionAdmin(admin.ModelAdmin[PushSubscription]):
+    """The browsers people turned push on in: superusers may see and remove any (a lost phone); nobody edits one,
+    as only the browser knows its keys. People remove their own on their Notifications page."""
+
+    list_display = ["user", "service", "device", "created_at", "last_sent_at"]
+    list_select_related = ["user"]
+    search_fields = ["user__username", "endpoint", "device"]
+    fields = readonly_fields = ("user", "endpoint", "device", "created_at", "last_sent_at")
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,6 +1,6 @@
 """Sending what is due, in every server process: claim a step, build it, send it, keep what happened.
 
-Each process runs one sender per channel (Slack, e-mail, the webhook), so a slow Slack holds up no e-mail.
+Each process runs one sender per channel (push, Slack, e-mail, the webhook), so a slow Slack holds up no e-mail.
 A sender claims one step at a time with a conditional UPDATE and a short lease (LEASE_SECONDS), renewed while
 it sends: with several workers each step is sent once, and a step whose worker died is taken again as soon as
 its lease lapses, seconds later. A step taken over that may already have gone out (its `sending_since` set)
@@ -24,16 +24,21 @@ from django.utils import timezone
 
 from core import runtime as core_runtime
 from core.db import database_sync_to_async
-from notify import email, health, runtime, slack, steps, webhook
-from notify.models import Delivery, Purpose, Status
+from notify import email, health, push, runtime, slack, steps, webhook
+from notify.models import Delivery, Purpose, PushSubscription, Status
 from notify.sending import Failed
+from projects import access
 from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
-SENDERS = ("slack", "email", "webhook")
+SENDERS = ("push", "slack", "email", "webhook")
 TASK = "notify-sender"
 POLL_SECONDS = 1.0
+# Push runs in every server process whether or not anyone subscribed yet (a browser may subscribe at any
+# time): its sender looks less often, as a step asked here wakes it at once and only another process's
+# steps and retries wait for the poll.
+PUSH_POLL_SECONDS = 5.0
 LEASE_SECONDS = 10.0
 RENEW_SECONDS = LEASE_SECONDS / 3
 BACKOFF_SECONDS = (5, 30, 120, 600)  # then given up: five tries in about 13 minutes
@@ -124,8 +129,31 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
     if delivery.channel == "webhook":
         payload = webhook.message(question)
         return lambda: webhook.post(delivery.target, payload)
+    if delivery.channel == "push":
+        return prepare_push(delivery, question)
     delivery.record(ok=False, error=f"No channel {delivery.channel!r} here.")
     return None
+
+
+def prepare_push(delivery: Delivery, question: Question) -> Callable[[], Any] | None:
+    subscription = delivery.push_subscription  # select_related by nobody: one query, only for push steps
+    gone = ""
+    if subscription is None:
+        gone = "The browser's subscription was removed before this step was sent."
+    elif delivery.purpose == Purpose.NOTIFY and not (
+        subscription.user.is_active and access.of_user(subscription.user).may_answer(question.project_id)
+    ):
+        # Access taken away is gone at once: someone who may no longer answer is told of nothing more.
+        gone = f"{subscription.user} may no longer answer this project's questions."
+    if gone:
+        Delivery.objects.filter(pk=delivery.pk).update(status=Status.SKIPPED, last_error=gone)
+        return None
+    assert subscription is not None
+    if delivery.purpose == Purpose.UPDATE:
+        ended = push.ended_message(question)
+        return lambda: push.send(subscription, ended)
+    shown = push.message(question, delivery.pk)
+    return lambda: push.send(subscription, shown)
 
 
 def prepared(delivery: Delivery) -> Callable[[], Any] | None:
@@ -141,9 +169,12 @@ def finish(delivery: Delivery, sent: Any, took_ms: int) -> None:
         # Where the message is, first: what an update and a retry need must never be lost after the post.
         Delivery.objects.filter(pk=delivery.pk).update(slack_channel_id=sent.channel_id, slack_ts=sent.ts)
     delivery.record(ok=True, took_ms=took_ms)
+    if delivery.channel == "push" and delivery.push_subscription_id is not None:
+        PushSubscription.objects.filter(pk=delivery.push_subscription_id).update(last_sent_at=delivery.sent_at)
     # Answered while the message was on its way: it is to say so at once.
     ended = not Question.objects.filter(pk=delivery.question_id, status="pending").exists()
-    if isinstance(sent, slack.Posted) and ended:
+    updatable = isinstance(sent, slack.Posted) or delivery.channel == "push"
+    if updatable and ended and delivery.purpose == Purpose.NOTIFY:
         Delivery.after_question_ended(delivery.question_id)
 
 
@@ -151,6 +182,10 @@ def give_up_or_retry(delivery: Delivery, failed: Failed, took_ms: int) -> None:
     tries = delivery.attempts + 1
     retry_in = None if failed.permanent or tries > len(BACKOFF_SECONDS) else BACKOFF_SECONDS[tries - 1]
     delivery.record(ok=False, error=failed.reason, took_ms=took_ms, retry_in=retry_in)
+    if failed.gone and delivery.push_subscription_id is not None:
+        # The push service forgot the browser (it unsubscribed, or its subscription expired): nothing will reach it.
+        PushSubscription.objects.filter(pk=delivery.push_subscription_id).delete()
+        logger.info("Removed the push subscription %s: %s", delivery.push_subscription_id, failed.reason)
     logger.warning(
         "%s for question %s failed (try %d): %s%s", delivery.channel, delivery.question_id, tries, failed.reason,
         "" if retry_in is None else f"; again in {retry_in} s",
@@ -214,19 +249,22 @@ async def dispatch_due() -> int:
 
 async def _send_forever(channel: str) -> None:
     runtime.wakeups[channel] = event = asyncio.Event()
+    poll = PUSH_POLL_SECONDS if channel == "push" else POLL_SECONDS
     while True:
         try:
             await drain(channel)
         except Exception:
             logger.warning("Could not send the %s steps due; trying again shortly", channel, exc_info=True)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), POLL_SECONDS)
+            await asyncio.wait_for(event.wait(), poll)
         event.clear()
 
 
 def ensure_running() -> None:
     """Start this process's senders, one per channel set up, on the running loop (once; again if it has gone)."""
-    configured = {"slack": slack.configured(), "email": email.configured(), "webhook": webhook.configured()}
+    configured = {
+        "push": True, "slack": slack.configured(), "email": email.configured(), "webhook": webhook.configured(),
+    }  # fmt: skip
     for channel in SENDERS:
         if configured[channel]:
             core_runtime.keep_running(task_name(channel), functools.partial(_send_forever, channel))

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
@@ -73,6 +76,41 @@ class NotifyPolicy(models.Model):
             raise ValidationError({"project": "An enabled policy belongs to a project: choose one, or disable it."})
 
 
+class PushSubscription(models.Model):
+    """A browser a person turned push on in: where its push service takes their notifications (notify.push).
+
+    What the browser's PushSubscription gave: the endpoint the server posts to (on a push service
+    HOOKBRIDGE_PUSH_SERVICES lists) and the keys each payload is encrypted for.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="push_subscriptions")
+    endpoint = models.URLField(max_length=2000, unique=True)
+    p256dh = models.CharField(max_length=200, help_text="The browser's public key (P-256, base64url).")
+    auth = models.CharField(max_length=100, help_text="The browser's authentication secret (base64url).")
+    device = models.CharField(max_length=200, blank=True, help_text="The browser, as it named itself.")
+    created_at = models.DateTimeField(default=timezone.now)
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.service}" + (f" ({self.device})" if self.device else "")
+
+    @property
+    def service(self) -> str:
+        return urlsplit(self.endpoint).netloc
+
+    @property
+    def label(self) -> str:
+        """Where a push step goes, as a delivery's target (unique per subscription)."""
+        return f"{self.user} on {self.service} (#{self.pk})"
+
+    def info(self) -> dict[str, Any]:
+        """The subscription as pywebpush takes it: the browser's own PushSubscription JSON."""
+        return {"endpoint": self.endpoint, "keys": {"p256dh": self.p256dh, "auth": self.auth}}
+
+
 class Status(models.TextChoices):
     DUE = "due", "due"
     SENDING = "sending", "sending"
@@ -90,7 +128,9 @@ class Delivery(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="deliveries")
     purpose = models.CharField(max_length=8, choices=Purpose.choices, default=Purpose.NOTIFY)
     channel = models.CharField(max_length=16)
-    target = models.CharField(max_length=1000, help_text="A Slack channel, the e-mail addresses, a URL.")
+    target = models.CharField(
+        max_length=1000, help_text="A Slack channel, the e-mail addresses, a URL, a person's browser."
+    )
     due_at = models.DateTimeField()
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DUE)
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -106,20 +146,31 @@ class Delivery(models.Model):
     # Where Slack put the message: what chat.update and a button press name.
     slack_channel_id = models.CharField(max_length=40, blank=True)
     slack_ts = models.CharField(max_length=40, blank=True)
+    # A push step goes to one browser; removed (its service forgot it, or its person turned it off), the step
+    # has nowhere to go.
+    push_subscription = models.ForeignKey(
+        PushSubscription, null=True, blank=True, on_delete=models.SET_NULL, related_name="deliveries"
+    )
+    # When the notification's Allow, Deny or Open was used: its token acts once.
+    acted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         verbose_name_plural = "deliveries"
         ordering = ["due_at", "id"]
         indexes = [models.Index(fields=["status", "due_at"], name="delivery_due")]
-        constraints = [models.UniqueConstraint(fields=["question", "purpose", "channel"], name="one_delivery_per_step")]
+        # One row per question, channel and target: a second worker hearing the same ask adds nothing, and a push
+        # step has one row per browser.
+        constraints = [
+            models.UniqueConstraint(fields=["question", "purpose", "channel", "target"], name="one_delivery_per_step")
+        ]
 
     def __str__(self) -> str:
         return f"{policy.NAMES.get(self.channel, self.channel)} for {self.question_id}: {self.status}"
 
     @classmethod
     def after_question_ended(cls, question_id: uuid.UUID) -> None:
-        """Steps not yet sent are dropped; each Slack message sent is to say how the question ended."""
+        """Steps not yet sent are dropped; each Slack message and push notification sent is to say how it ended."""
         cls.objects.filter(question_id=question_id, purpose=Purpose.NOTIFY, status=Status.DUE).update(
             status=Status.SKIPPED, last_error="The question ended before this step was due."
         )
@@ -131,6 +182,15 @@ class Delivery(models.Model):
                 question_id=question_id, purpose=Purpose.UPDATE, channel="slack",
                 defaults={"target": sent.target, "due_at": timezone.now(), "slack_channel_id": sent.slack_channel_id,
                           "slack_ts": sent.slack_ts},
+            )  # fmt: skip
+        pushed = cls.objects.filter(
+            question_id=question_id, purpose=Purpose.NOTIFY, channel="push", status=Status.SENT,
+            push_subscription__isnull=False,
+        )  # fmt: skip
+        for sent in pushed:
+            cls.objects.get_or_create(
+                question_id=question_id, purpose=Purpose.UPDATE, channel="push", target=sent.target,
+                defaults={"due_at": timezone.now(), "push_subscription_id": sent.push_subscription_id},
             )  # fmt: skip
 
     @staticmethod
@@ -163,6 +223,14 @@ class Delivery(models.Model):
                 lease_until=lease
             )
         )
+
+    def spend(self) -> bool:
+        """Use this notification's action: True the first time, False ever after (a conditional UPDATE)."""
+        now = timezone.now()
+        spent = Delivery.objects.filter(pk=self.pk, acted_at__isnull=True).update(acted_at=now)
+        if spent:
+            self.acted_at = now
+        return bool(spent)
 
     def mark_sending(self) -> None:
         """The message is about to leave: once set, a taker-over must look for it before sending again."""

@@ -1,7 +1,8 @@
 """Escalation policies: where a question goes, and when, each step only while nobody has answered.
 
-`slack@0s,email@10m` reads: Slack at once, e-mail ten minutes after the question was asked. The default
-is HOOKBRIDGE_NOTIFY; a project may have its own (notify.models.NotifyPolicy, edited in the admin).
+`push@0s,slack@0s,email@10m` reads: a push to the browsers of the people who may answer and Slack at once,
+e-mail ten minutes after the question was asked. The default is HOOKBRIDGE_NOTIFY; a project may have its own
+(notify.models.NotifyPolicy, edited in the admin).
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CHANNELS = ("dashboard", "slack", "email", "webhook")
-NAMES = {"dashboard": "the dashboard", "slack": "Slack", "email": "e-mail", "webhook": "the webhook"}
+CHANNELS = ("dashboard", "push", "slack", "email", "webhook")
+NAMES = {"dashboard": "the dashboard", "push": "push", "slack": "Slack", "email": "e-mail", "webhook": "the webhook"}
 UNITS = {"s": 1, "m": 60, "h": 3600}
 STEP = re.compile(r"^(?P<channel>[a-z]+)@(?P<amount>\d+)(?P<unit>[smh])$")
 

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.dispatch import receiver
 
-from notify import email, policy, slack, steps, webhook
+from notify import email, policy, push, slack, steps, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy
 from questions import signals
@@ -38,8 +38,12 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
     steps = policy.parse(own.steps if own else settings.HOOKBRIDGE_NOTIFY)
     if webhook.configured() and not any(step.channel == "webhook" for step in steps):
         steps.append(policy.Step("webhook", 0))  # the webhook told of every question, as before policies
-    chosen = []
+    chosen: list[tuple[policy.Step, str]] = []
     for step in steps:
+        if step.channel == "push":
+            # One step per browser of each person who may answer, so each is sent, retried and shown on its own.
+            chosen.extend((step, subscription.label) for subscription in push.subscriptions_for(question.project_id))
+            continue
         if step.channel == "slack" and slack.configured():
             target = (own.slack_channel if own else "") or settings.HOOKBRIDGE_SLACK_CHANNEL
         elif step.channel == "email" and email.configured():
@@ -84,16 +88,23 @@ def schedule(question: Question) -> list[Delivery]:
     chosen = steps_for(question)
     last = max((step.delay_seconds for step, _ in chosen), default=0)
     rows = [
-        Delivery(question=question, channel=step.channel, target=target, due_at=due(question, step, last))
+        Delivery(
+            question=question,
+            channel=step.channel,
+            target=target,
+            due_at=due(question, step, last),
+            push_subscription_id=push.subscription_of(target) if step.channel == "push" else None,
+        )
         for step, target in chosen
     ]
-    # One row per question and channel (a constraint): a second worker hearing the same ask adds nothing.
+    # One row per question, channel and target (a constraint): a second worker hearing the same ask adds nothing.
     return Delivery.objects.bulk_create(rows, ignore_conflicts=True)
 
 
 def any_channel() -> bool:
-    """Whether this process can reach anyone: without a channel set up, an ask or an answer costs no query here."""
-    return slack.configured() or email.configured() or webhook.configured()
+    """Whether anyone can be reached: with no channel set up and no browser subscribed, an ask or an answer costs
+    one query here (whether any browser is subscribed)."""
+    return slack.configured() or email.configured() or webhook.configured() or push.any_subscription()
 
 
 @receiver(signals.question_asked)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection
+from datetime import datetime
 
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -21,18 +22,31 @@ from questions.models import Question
 def line(question_id: uuid.UUID) -> str:
     now = timezone.now()
     said: list[str] = []
+    # A push step is one row per browser: they read as one step, "push: sent (3 browsers)".
+    grouped: dict[str, list[Delivery]] = {}
     for step in Delivery.objects.filter(question_id=question_id, purpose=Purpose.NOTIFY).order_by("due_at", "id"):
-        name = policy.NAMES.get(step.channel, step.channel)
+        grouped.setdefault(step.channel, []).append(step)
+    for channel, rows in grouped.items():
+        name = policy.NAMES.get(channel, channel)
         name = name[0].upper() + name[1:] if not said else name
-        if step.status == Status.SENT:
-            said.append(f"{name}: sent")
-        elif step.status == Status.FAILED:
-            said.append(f"{name}: failed ({step.last_error})")
-        elif step.status in (Status.DUE, Status.SENDING):
-            left = (step.due_at - now).total_seconds()
-            when = timezone.localtime(step.due_at).strftime("%H:%M")
-            said.append(f"{name} now" if left < 1 else f"{name} at {when} (in {max(1, round(left / 60))} min)")
+        phrases = list(dict.fromkeys(_phrase(name, step, now) for step in rows))
+        phrases = [phrase for phrase in phrases if phrase]
+        if len(rows) > 1 and len(phrases) == 1:
+            phrases = [f"{phrases[0]} ({len(rows)} browsers)"]
+        said.extend(phrases)
     return " · ".join(said)
+
+
+def _phrase(name: str, step: Delivery, now: datetime) -> str:
+    if step.status == Status.SENT:
+        return f"{name}: sent"
+    if step.status == Status.FAILED:
+        return f"{name}: failed ({step.last_error})"
+    if step.status in (Status.DUE, Status.SENDING):
+        left = (step.due_at - now).total_seconds()
+        when = timezone.localtime(step.due_at).strftime("%H:%M")
+        return f"{name} now" if left < 1 else f"{name} at {when} (in {max(1, round(left / 60))} min)"
+    return ""
 
 
 def fragment(question_id: uuid.UUID) -> str:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from notify import link_views, views
+from notify import link_views, push_views, views
 
 app_name = "notify"
 
@@ -10,4 +10,8 @@ urlpatterns = [
     path("integrations/slack/actions", views.slack_actions, name="slack-actions"),
     path("q/<str:token>/", link_views.link_page, name="link"),
     path("q/<str:token>/answer", link_views.link_answer, name="link-answer"),
+    path("notifications/", push_views.push_page, name="push"),
+    path("push/subscriptions", push_views.subscribe, name="push-subscribe"),
+    path("push/subscriptions/<int:pk>/delete", push_views.unsubscribe, name="push-unsubscribe"),
+    path("push/act", push_views.act, name="push-act"),
 ]

@@ -31,6 +31,7 @@ def answerer(question: Question) -> str:
 SOURCES: dict[str, str] = {
     "dashboard": "on the dashboard",
     "slack": "in Slack",
+    "push": "from a notification",
     "link": "through a signed link",
     "api": "through the JSON API",
     "terminal": "from a terminal",

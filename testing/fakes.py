@@ -1,4 +1,5 @@
-"""Outside services the tests start themselves: a fake of Slack's Web API, and a mail sink (aiosmtpd).
+"""Outside services the tests start themselves: a fake of Slack's Web API, a mail sink (aiosmtpd), and a Web
+Push service that checks each push's VAPID signature and decrypts its payload.
 
 The fake Slack records every call as the server made it (method and arguments) and answers as Slack does
 (`{"ok": true, ...}`), or with the error a test sets for a method. The sink keeps every mail it is sent.
@@ -6,11 +7,14 @@ The fake Slack records every call as the server made it (method and arguments) a
 
 from __future__ import annotations
 
+import base64
 import email
 import email.policy
 import hashlib
 import hmac
 import json
+import os
+import secrets
 import socket
 import threading
 import time
@@ -22,8 +26,14 @@ from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import http_ece
 import httpx2
 from aiosmtpd.controller import Controller
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 
 @dataclass
@@ -219,3 +229,133 @@ async def slack_press(url: str, slack: FakeSlack, index: int, choice_label: str,
     }  # fmt: skip
     async with httpx2.AsyncClient() as http:
         return await http.post(f"{url}/integrations/slack/actions", content=body, headers=headers)
+
+
+@dataclass
+class Pushed:
+    """One push as the fake push service took it: which subscription, its headers, and the payload decrypted."""
+
+    subscription: str
+    headers: dict[str, str]
+    claims: dict[str, Any]
+    payload: dict[str, Any]
+
+
+@dataclass
+class FakePushService:
+    """A Web Push service (RFC 8030) as a browser's would be, for one test: it hands out subscriptions as a
+    browser's PushSubscription gives them (its own P-256 key and auth secret each), and takes a push only when
+    its VAPID token (RFC 8292) is signed by the key it names, for this service's origin, not expired; then it
+    decrypts the payload with the subscription's private key (RFC 8291, aes128gcm), as the browser would.
+    `status`: an answer to give a subscription's pushes instead (410: the browser unsubscribed)."""
+
+    pushed: list[Pushed] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # why a push was turned away
+    status: dict[str, int] = field(default_factory=dict)
+    _keys: dict[str, tuple[Any, bytes]] = field(default_factory=dict)
+    url: str = ""
+    _server: ThreadingHTTPServer | None = None
+
+    def subscribe(self) -> dict[str, Any]:
+        key, secret = ec.generate_private_key(ec.SECP256R1()), os.urandom(16)
+        name = f"sub-{len(self._keys) + 1}-{secrets.token_hex(4)}"
+        self._keys[name] = (key, secret)
+        point = key.public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+        return {
+            "endpoint": f"{self.url}/push/{name}", "expirationTime": None,
+            "keys": {"p256dh": _b64url(point), "auth": _b64url(secret)},
+        }  # fmt: skip
+
+    def take(self, path: str, headers: dict[str, str], body: bytes) -> int:
+        name = path.rsplit("/", 1)[-1]
+        if name not in self._keys:
+            self.refused.append(f"no subscription {name}")
+            return 404
+        try:
+            claims = verified_vapid(headers.get("authorization", ""), self.url)
+        except ValueError as exc:
+            self.refused.append(str(exc))
+            return 403
+        if name in self.status:
+            return self.status[name]
+        if headers.get("content-encoding") != "aes128gcm" or "ttl" not in headers:
+            self.refused.append(f"headers: {headers}")
+            return 400
+        key, secret = self._keys[name]
+        plain = http_ece.decrypt(body, private_key=key, auth_secret=secret, version="aes128gcm")
+        self.pushed.append(Pushed(name, headers, claims, json.loads(plain)))
+        return 201
+
+    def wait_for(self, count: int = 1, timeout: float = 15) -> list[Pushed]:
+        deadline = time.monotonic() + timeout
+        while len(self.pushed) < count:
+            assert time.monotonic() < deadline, f"{len(self.pushed)} pushes, not {count}; refused: {self.refused}"
+            time.sleep(0.02)
+        return self.pushed
+
+    def start(self) -> FakePushService:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                status = fake.take(self.path, headers, body)
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+
+
+@contextmanager
+def fake_push_service() -> Iterator[FakePushService]:
+    fake = FakePushService().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def verified_vapid(authorization: str, audience: str) -> dict[str, Any]:
+    """The claims of a `vapid t=<JWT>, k=<key>` header, once its ES256 signature holds for the key it names."""
+    scheme, _, rest = authorization.partition(" ")
+    parts = dict(part.strip().split("=", 1) for part in rest.split(",") if "=" in part)
+    if scheme.lower() != "vapid" or "t" not in parts or "k" not in parts:
+        raise ValueError(f"Authorization is not VAPID: {authorization!r}")
+    header, claims, signature = parts["t"].split(".")
+    if json.loads(_unb64url(header)) != {"typ": "JWT", "alg": "ES256"}:
+        raise ValueError(f"the token's header: {_unb64url(header)!r}")
+    public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), _unb64url(parts["k"]))
+    raw = _unb64url(signature)
+    der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+    try:
+        public.verify(der, f"{header}.{claims}".encode(), ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        raise ValueError("the VAPID signature does not hold for its key") from None
+    found: dict[str, Any] = json.loads(_unb64url(claims))
+    if found.get("aud") != audience:
+        raise ValueError(f"aud is {found.get('aud')!r}, not {audience!r}")
+    if not time.time() < int(found.get("exp", 0)) <= time.time() + 24 * 3600:
+        raise ValueError(f"exp {found.get('exp')} is not within the next 24 hours")
+    if not str(found.get("sub", "")).startswith(("mailto:", "https://")):
+        raise ValueError(f"sub {found.get('sub')!r} is neither mailto: nor https:")
+    return found

@@ -1,0 +1,143 @@
+"""Push on a person's browsers (notify.push): turning it on and off, and the buttons of its notifications.
+
+GET /notifications/ lists the browsers where the person turned push on, each removable, and turns it on in
+this one. POST /push/subscriptions takes the browser's PushSubscription JSON (as pushManager.subscribe gives
+it) for the person signed in; POST /push/act is a notification's Allow or Deny, sent by the service worker
+with the signed token the notification carried: it answers as the person it was sent to, once, and only while
+they may still answer the question's project. A GET never answers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST, require_safe
+
+from core.errors import Refused
+from notify import forms, push
+from notify.models import Delivery, Purpose, PushSubscription
+from projects import access
+from questions.decisions import Decision
+from questions.models import AlreadyResolved
+from tokens.auth import client_address
+
+logger = logging.getLogger(__name__)
+
+
+def _refused(message: str, status: int, field: str | None = None) -> JsonResponse:
+    return JsonResponse({"error": message, "field": field}, status=status)
+
+
+def _first_error(form: forms.Subscription | forms.Action) -> tuple[str, str]:
+    name, errors = next(iter(form.errors.items()))
+    shown = {"p256dh": "keys.p256dh", "auth": "keys.auth"}.get(name, name)
+    return f"{shown}: {errors[0]}", shown
+
+
+@require_safe
+@login_required
+def push_page(request: HttpRequest) -> HttpResponse:
+    """The person's browsers with push on, and the button that turns it on in this one."""
+    context = {
+        "subscriptions": PushSubscription.objects.filter(user=request.user),  # type: ignore[misc]  # login_required
+        "public_key": push.application_server_key(),
+        "may_answer": access.of_user(request.user).may_anywhere("answerer"),
+    }
+    return render(request, "notify/push.html", context)
+
+
+@require_POST
+@login_required
+def subscribe(request: HttpRequest) -> JsonResponse:
+    """The browser's PushSubscription JSON: {"endpoint": …, "keys": {"p256dh": …, "auth": …}}; 201 once kept."""
+    try:
+        given = json.loads(request.body or b"{}")
+    except ValueError:
+        return _refused("the body is not JSON: send the browser's PushSubscription as JSON", 400)
+    if not isinstance(given, dict):
+        return _refused("the body is not a PushSubscription object", 400)
+    keys = given["keys"] if isinstance(given.get("keys"), dict) else {}
+    data: dict[str, Any] = {
+        "endpoint": given.get("endpoint"), "p256dh": keys.get("p256dh"), "auth": keys.get("auth"),
+        "device": push.device_name(str(request.headers.get("User-Agent", ""))),
+    }  # fmt: skip
+    form = forms.Subscription({name: value for name, value in data.items() if isinstance(value, str)})
+    if not form.is_valid():
+        message, field = _first_error(form)
+        return _refused(message, 422, field)
+    found = form.cleaned_data
+    # One browser, one subscription: posted again (keys renewed, or another person signed in on it), it is
+    # updated and belongs to whoever posted it last.
+    subscription, created = PushSubscription.objects.update_or_create(  # type: ignore[misc]  # login_required
+        endpoint=found["endpoint"],
+        defaults={"user": request.user, "p256dh": found["p256dh"], "auth": found["auth"], "device": found["device"]},
+    )
+    logger.info("%s push for %s on %s", "Turned on" if created else "Renewed", request.user, subscription.service)
+    return JsonResponse(
+        {"id": subscription.pk, "service": subscription.service, "created": created}, status=201 if created else 200
+    )
+
+
+@require_POST
+@login_required
+def unsubscribe(request: HttpRequest, pk: int) -> HttpResponse:
+    # Another person's browser is a 404, as if it did not exist.
+    subscription = get_object_or_404(PushSubscription, pk=pk, user__pk=request.user.pk)
+    subscription.delete()
+    where = subscription.device or subscription.service
+    messages.success(request, f"Notifications are off on {where}: it is told of nothing more.")
+    return redirect("notify:push")
+
+
+def _act(token: str, action: str, remote_addr: str | None) -> dict[str, Any]:
+    """Answer the notification's question as its person; Refused says why not, changing nothing."""
+    delivery_id = push.read_action_token(token)
+    delivery = (
+        Delivery.objects.select_related("push_subscription__user", "question")
+        .filter(pk=delivery_id, channel="push", purpose=Purpose.NOTIFY)
+        .first()
+    )
+    if delivery is None:
+        raise Refused("token: not a notification of this server", 404, field="token")
+    subscription, question = delivery.push_subscription, delivery.question
+    if subscription is None:
+        raise Refused("Push was turned off on this browser: answer on the dashboard.", 410)
+    person = subscription.user
+    if not (person.is_active and access.of_user(person).may_answer(question.project_id)):
+        raise Refused(f"{person} may not answer this project's questions any more.", 403)
+    if question.kind != "approval":
+        raise Refused(
+            "action: only an approval is decided from its notification; open it to answer", 422, field="action"
+        )
+    if not question.is_pending:
+        raise Refused(f"Already decided: {question.status_sentence(to_agent=False)}", 409)
+    if not delivery.spend():
+        raise Refused("This notification's button was used already.", 409, field="token")
+    decision = Decision.allow() if action == "allow" else Decision.deny(f"Denied from a notification by {person}.")
+    try:
+        question.record_answer(decision.as_dict(), by_user=person, source="push", remote_addr=remote_addr)
+    except AlreadyResolved as exc:
+        raise Refused(f"Already decided: {exc.question.status_sentence(to_agent=False)}", 409) from None
+    return {"decided": action, "by": person.get_username(), "question": str(question.pk)}
+
+
+@csrf_exempt  # the signed token, not a cookie, says who acts: a service worker's POST carries it
+@require_POST
+def act(request: HttpRequest) -> JsonResponse:
+    form = forms.Action(request.POST)
+    if not form.is_valid():
+        message, field = _first_error(form)
+        return _refused(message, 422, field)
+    try:
+        done = _act(form.cleaned_data["token"], form.cleaned_data["action"], client_address(request))
+    except Refused as refused:
+        logger.warning("Refused a notification's %s: %s", form.cleaned_data["action"], refused.message)
+        return _refused(refused.message, refused.status, refused.field)
+    return JsonResponse(done)
