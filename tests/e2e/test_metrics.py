@@ -1,9 +1,11 @@
 """Issue 42: Prometheus scrapes /metrics from a real daphne worker; one answer moves the time-to-answer histogram
-and the waiting figures."""
+and the waiting figures, and the Analytics page counts the same answers."""
 
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 
 import httpx2
 from prometheus_client.parser import text_string_to_metric_families
@@ -22,6 +24,15 @@ async def scrape(server: LiveServer) -> dict[tuple[str, tuple[tuple[str, str], .
     }
 
 
+async def analytics_answered(server: LiveServer, project: str) -> int:
+    """The answered count the Analytics page gives a project (its CSV: the same numbers as the page)."""
+    async with server.login() as browser:
+        response = await browser.get("/analytics/", params={"format": "csv"})
+    assert response.status_code == 200, response.text
+    rows = list(csv.reader(io.StringIO(response.text)))
+    return next((int(row[3]) for row in rows if row[:2] == ["project", project]), 0)
+
+
 def figure(figures: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
     return figures.get((name, tuple(sorted(labels.items()))), 0.0)
 
@@ -31,6 +42,7 @@ async def test_one_answer_moves_the_histogram_and_a_held_call_is_counted_while_i
 ) -> None:
     labels = {"project": "default", "kind": "question"}
     before = await scrape(live_server_proc)
+    answered_before = await analytics_answered(live_server_proc, "default")
     async with live_server_proc.mcp("legacy") as client:
         call = asyncio.create_task(client.call_tool("ask_question", {"question": "Metrics: counted?"}))
         question = await live_server_proc.wait_for_question("Metrics: counted?")
@@ -50,6 +62,11 @@ async def test_one_answer_moves_the_histogram_and_a_held_call_is_counted_while_i
         figure(before, "hookbridge_questions_total", status="answered", **labels) + 1
     )
     assert figure(after, "hookbridge_calls_held") == figure(before, "hookbridge_calls_held")
+    # The Analytics page shows the same figure: every answer the histogram counts in the project, and this one.
+    answered = await analytics_answered(live_server_proc, "default")
+    assert answered == answered_before + 1
+    counted = sum(value for (name, found), value in after.items() if name == count and ("project", "default") in found)
+    assert answered == counted
     async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
         refused = await http.get("/metrics", headers={"Authorization": "Bearer not-it"})
     assert refused.status_code == 401
