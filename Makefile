@@ -95,8 +95,12 @@ copilot-deps: tests/copilot_cli/node_modules/.installed
 # against testing/model_stand_in.py). `npm install`, which keeps to the lock, not `npm ci`: npm 11 writes
 # opencode-ai's other platforms' optional packages into the lock without a version and `npm ci` then calls the
 # lock out of sync ("Missing: opencode-darwin-arm64@").
-tests/opencode_cli/node_modules/.installed: tests/opencode_cli/package-lock.json | system-deps
+# With it, the plugin SDK OpenCode installs into a config folder at its first start (plugin_sdk: the
+# package.json and lock OpenCode itself writes there): each test's folder starts as a person's does after that
+# first start, instead of waiting seconds for the registry in every test (testing.opencode_cli).
+tests/opencode_cli/node_modules/.installed: tests/opencode_cli/package-lock.json tests/opencode_cli/plugin_sdk/package-lock.json | system-deps
 	npm install --prefix tests/opencode_cli --no-audit --no-fund --loglevel=error
+	npm ci --prefix tests/opencode_cli/plugin_sdk --no-audit --no-fund --loglevel=error
 	touch $@
 
 opencode-deps: tests/opencode_cli/node_modules/.installed

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from testing.claude_cli import Model
 from testing.live import ROOT
 
 OPENCODE = ROOT / "tests" / "opencode_cli" / "node_modules" / ".bin" / "opencode"
+# The plugin SDK OpenCode installs into its config folder at its first start, installed once (make opencode-deps).
+PLUGIN_SDK = ROOT / "tests" / "opencode_cli" / "plugin_sdk"
 
 
 def opencode_config(home: Path, model: Model) -> Path:
@@ -28,6 +31,12 @@ def opencode_config(home: Path, model: Model) -> Path:
         },
     }
     (folder / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
+    if (PLUGIN_SDK / "node_modules").is_dir():
+        # As OpenCode leaves the folder after its first start: it finds its SDK there and installs nothing.
+        # Linked, not copied: 64 MB a test otherwise; OpenCode only reads them.
+        shutil.copytree(PLUGIN_SDK / "node_modules", folder / "node_modules", symlinks=True, copy_function=os.link)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(PLUGIN_SDK / name, folder / name)
     return folder
 
 
@@ -40,6 +49,8 @@ def opencode_env(home: Path, token: str) -> dict[str, str]:
             "HOOKBRIDGE_TOKEN": token,
             # The terminal is tmux's whatever the suite was started from (CI may have no TERM at all).
             "TERM": "screen-256color",
+            # Offline: its bundled list of models, without first trying models.dev for seconds.
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
         }
     )
     return env
