@@ -46,6 +46,7 @@ TIMEOUT_SECONDS = 10.0
 # later than this, and its outcome replaces it anyway.
 TTL_SECONDS = 3600
 BODY_LIMIT = 300  # a notification shows a few lines; the rest is on the question's page
+TITLE_LIMIT = 100  # and one line of title; a push service takes 4 KB of payload in all
 # What a push service's answer means for the subscription: gone for good (the browser unsubscribed, the
 # endpoint expired) or a payload it will never take.
 GONE = {404, 410}
@@ -182,9 +183,9 @@ def read_action_token(value: str) -> int:
         raise Refused("token: not a notification of this server", 404) from None
 
 
-def _body(text: str) -> str:
+def _body(text: str, limit: int = BODY_LIMIT) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= BODY_LIMIT else text[: BODY_LIMIT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def message(question: Question, delivery_id: int) -> dict[str, Any]:
@@ -196,7 +197,7 @@ def message(question: Question, delivery_id: int) -> dict[str, Any]:
         actions = [{"action": "open", "title": "Open"}]
     return {
         "tag": str(question.pk),
-        "title": f"{question.asker_name} asks{where}",
+        "title": _body(f"{question.asker_name} asks{where}", TITLE_LIMIT),
         "body": _body(str(question.payload.get("title") or question.text)) or "(no text)",
         "url": reverse("questions:detail", args=[question.pk]),
         "actions": actions,
@@ -213,7 +214,7 @@ def ended_message(question: Question) -> dict[str, Any]:
         outcome = question.status_sentence(to_agent=False)
     return {
         "tag": str(question.pk),
-        "title": f"{question.asker_name} asked: {question.short_title}",
+        "title": _body(f"{question.asker_name} asked: {question.short_title}", TITLE_LIMIT),
         "body": _body(outcome),
         "url": reverse("questions:detail", args=[question.pk]),
         "actions": [],

@@ -342,3 +342,15 @@ def test_a_vapid_key_in_settings_may_be_a_pem_on_one_line_or_the_raw_key(setting
     assert push.application_server_key() == expected
     assert not settings.HOOKBRIDGE_VAPID_KEY_FILE.exists()
     runtime.vapid = None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_question_is_cut_to_fit_a_push_services_four_kilobytes(world: World, service: FakePushService) -> None:
+    subscribe(as_person(world.people["ann"]), service.subscribe())
+    Question.ask(asker=world.tokens["web"], asker_name="agent-" + "x" * 140, text="Why? " * 4000, options=[])
+    dispatch()
+    (pushed,) = service.wait_for(1)
+    assert len(json.dumps(pushed.payload).encode()) < 3000
+    assert pushed.payload["body"].endswith("…")
+    assert len(pushed.payload["body"]) == push.BODY_LIMIT
+    assert len(pushed.payload["title"]) == push.TITLE_LIMIT
