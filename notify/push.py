@@ -188,6 +188,12 @@ def _body(text: str, limit: int = BODY_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def notification_tag(question: Question) -> str:
+    """One notification per question on a device: the dashboard tab's own (hookbridge.js's announce, tagged with
+    the card's id) and the push replace each other instead of showing twice, and so does the outcome."""
+    return f"question-{question.pk}"
+
+
 def message(question: Question, delivery_id: int) -> dict[str, Any]:
     """The notification a browser shows for a waiting question (read by templates/dashboard/sw.js)."""
     where = f" · {question.session.project_name}" if question.session and question.session.project_name else ""
@@ -196,7 +202,7 @@ def message(question: Question, delivery_id: int) -> dict[str, Any]:
     else:
         actions = [{"action": "open", "title": "Open"}]
     return {
-        "tag": str(question.pk),
+        "tag": notification_tag(question),
         "title": _body(f"{question.asker_name} asks{where}", TITLE_LIMIT),
         "body": _body(str(question.payload.get("title") or question.text)) or "(no text)",
         "url": reverse("questions:detail", args=[question.pk]),
@@ -213,7 +219,7 @@ def ended_message(question: Question) -> dict[str, Any]:
     else:
         outcome = question.status_sentence(to_agent=False)
     return {
-        "tag": str(question.pk),
+        "tag": notification_tag(question),
         "title": _body(f"{question.asker_name} asked: {question.short_title}", TITLE_LIMIT),
         "body": _body(outcome),
         "url": reverse("questions:detail", args=[question.pk]),

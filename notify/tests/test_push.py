@@ -203,7 +203,7 @@ def test_a_question_is_pushed_to_each_browser_of_those_who_may_answer_it_signed_
     assert claims["sub"] == "mailto:agents@example.com"
     assert claims["aud"] == service.url
     shown = pushed[0].payload
-    assert shown["tag"] == str(question.pk)
+    assert shown["tag"] == f"question-{question.pk}", "the tag of the dashboard tab's own notification"
     assert (shown["title"], shown["body"]) == ("web-agent asks · web-app", "Which **region**?")
     assert shown["actions"] == [{"action": "open", "title": "Open"}]
     assert shown["url"] == f"/questions/{question.pk}/"
@@ -278,7 +278,7 @@ def test_a_question_answered_elsewhere_replaces_its_notification_with_the_outcom
     assert dispatch() == 1
     first, ended = service.wait_for(2)
     assert ended.subscription == first.subscription
-    assert ended.payload["tag"] == first.payload["tag"] == str(question.pk)
+    assert ended.payload["tag"] == first.payload["tag"] == f"question-{question.pk}"
     assert ended.payload["ended"] is True
     assert ended.payload["actions"] == []
     assert ended.payload["body"] == "Answered by bob: Yes, ship it"
