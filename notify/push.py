@@ -19,16 +19,13 @@ import json
 import logging
 import re
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from cryptography.hazmat.primitives import serialization
 from django.conf import settings
 from django.core import signing
 from django.db import models
 from django.urls import reverse
-from py_vapid import Vapid02
-from pywebpush import WebPushException, webpush
 
 from core import local_secret, presence
 from core.errors import Refused
@@ -37,6 +34,9 @@ from notify.models import PushSubscription
 from notify.sending import Failed
 from projects.models import Role
 from questions.models import Question
+
+if TYPE_CHECKING:
+    from py_vapid import Vapid02
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,10 @@ def vapid() -> Vapid02:
 
 
 def _load_vapid() -> Vapid02:
+    # Imported here, not at the top: every process loads this module with the app, and pywebpush (aiohttp,
+    # requests) added a quarter of a second to each start, the stdio server's included; only a push needs it.
+    from py_vapid import Vapid02
+
     given = settings.HOOKBRIDGE_VAPID_PRIVATE_KEY.strip()
     if given.startswith("-----BEGIN"):
         # A PEM in one environment line has its line breaks written as \n.
@@ -80,6 +84,8 @@ def _load_vapid() -> Vapid02:
 
 def application_server_key() -> str:
     """The public key a browser subscribes with (pushManager.subscribe's applicationServerKey), base64url."""
+    from cryptography.hazmat.primitives import serialization  # as in _load_vapid: not at every start
+
     raw = vapid().public_key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
@@ -230,6 +236,8 @@ def ended_message(question: Question) -> dict[str, Any]:
 
 def send(subscription: PushSubscription, payload: dict[str, Any]) -> None:
     """Encrypt and post `payload` to the subscription's push service; Failed, `permanent` when no retry mends it."""
+    from pywebpush import WebPushException, webpush  # at the first push, not at every start (see _load_vapid)
+
     claims: dict[str, str | int] = {"sub": subject()}
     try:
         webpush(
