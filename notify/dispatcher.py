@@ -136,7 +136,7 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
 
 
 def prepare_push(delivery: Delivery, question: Question) -> Callable[[], Any] | None:
-    subscription = delivery.push_subscription  # select_related by nobody: one query, only for push steps
+    subscription = delivery.push_subscription  # its own query, made for push steps only
     gone = ""
     if subscription is None:
         gone = "The browser's subscription was removed before this step was sent."

@@ -36,6 +36,13 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 
+def serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A fake's HTTP server on a free port of 127.0.0.1, answering on a thread of its own until shut down."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 @dataclass
 class FakeSlack:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -126,9 +133,8 @@ class FakeSlack:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = serve(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/api/"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -308,9 +314,8 @@ class FakePushService:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = serve(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
     def stop(self) -> None:
