@@ -89,6 +89,12 @@ class SlowFirst:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SlowFirst(), "hookbridge-slow-first")
+    # A run started in the background of a script (`make test &`) inherits SIGINT and SIGQUIT ignored, and so
+    # would every server it starts: Twisted leaves an ignored SIGINT ignored, so a `serve` told to stop with it
+    # ran on (a CI run's test_register hung so, 2026-11-28). A handler of our own is reset to the default in a
+    # child, so each server gets SIGINT as a terminal gives it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
