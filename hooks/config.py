@@ -6,13 +6,12 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from hooks import runtime as hooks_state
@@ -76,7 +75,8 @@ class Hook:
     triggers: tuple[str, ...] = ()
     timeout: float = 600.0
     max_concurrent: int = 1
-    annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    # Every hint decided (the config's, else the defaults); mcpapi serves them as the MCP tool's annotations.
+    annotations: AnnotationsConfig = field(default_factory=AnnotationsConfig)
 
     @property
     def tool_name(self) -> str:
@@ -215,12 +215,12 @@ def _load_plugin(
                 triggers=tuple(hook.triggers),
                 timeout=hook.timeout or default_timeout,
                 max_concurrent=hook.maxConcurrent,
-                annotations=ToolAnnotations(
+                annotations=AnnotationsConfig(
                     title=notes.title or derived_title(plugin, name),
-                    read_only_hint=bool(notes.readOnlyHint),
-                    destructive_hint=bool(notes.destructiveHint),
-                    idempotent_hint=True if notes.idempotentHint is None else notes.idempotentHint,
-                    open_world_hint=bool(notes.openWorldHint),
+                    readOnlyHint=bool(notes.readOnlyHint),
+                    destructiveHint=bool(notes.destructiveHint),
+                    idempotentHint=True if notes.idempotentHint is None else notes.idempotentHint,
+                    openWorldHint=bool(notes.openWorldHint),
                 ),
             )
         )
@@ -327,8 +327,12 @@ def _plugin_folder(name: str, marketplace: Path | None, cache: Path) -> Path | N
     return versions[-1] if versions else None
 
 
-def reserve_tool_names(names: frozenset[str]) -> None:
-    """Tool names no hook may take (the MCP server's own), handed in at start-up before any discovery."""
+def reserve_tool_names(names: Callable[[], frozenset[str]]) -> None:
+    """Tool names no hook may take (the MCP server's own), handed in at start-up before any discovery.
+
+    A function, called at the first discovery: the names come from the tool sets, which load the MCP SDK,
+    and a process that never serves hooks (a `manage.py` command) need not load it.
+    """
     hooks_state.reserved_tool_names = names
     discovered.cache_clear()
 
@@ -342,7 +346,7 @@ def discovered() -> Discovery:
     more = claude_code_plugins(Path.home(), settings.HOOKBRIDGE_WORKSPACE) if settings.HOOKBRIDGE_CLAUDE_PLUGINS else []
     result = discover(
         settings.HOOKBRIDGE_PLUGINS_DIR,
-        reserved=hooks_state.reserved_tool_names,
+        reserved=hooks_state.reserved_tool_names(),
         default_timeout=settings.HOOKBRIDGE_HOOK_TIMEOUT,
         more=more,
     )

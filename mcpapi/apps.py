@@ -12,11 +12,18 @@ class McpapiConfig(AppConfig):
         from django.core.exceptions import ImproperlyConfigured
 
         from hooks import config as hooks_config
-        from mcpapi import toolsets
+        from mcpapi import toolset_names
 
-        hooks_config.reserve_tool_names(toolsets.builtin_tool_names())
+        hooks_config.reserve_tool_names(builtin_tool_names)
 
         try:
-            toolsets.parse(settings.HOOKBRIDGE_DEFAULT_TOOLSETS)
-        except toolsets.UnknownToolset as exc:
+            toolset_names.parse(settings.HOOKBRIDGE_DEFAULT_TOOLSETS)
+        except toolset_names.UnknownToolset as exc:
             raise ImproperlyConfigured(f"HOOKBRIDGE_DEFAULT_TOOLSETS: {exc}") from None
+
+
+def builtin_tool_names() -> frozenset[str]:
+    # Imported here, at the first discovery of hooks: the tool sets load the MCP SDK (0.6 s of a start).
+    from mcpapi import toolsets
+
+    return toolsets.builtin_tool_names()

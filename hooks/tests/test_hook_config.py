@@ -146,6 +146,20 @@ def test_a_hook_may_not_take_a_built_in_tool_name(tmp_path: Path) -> None:
     assert "tool name 'ask_question' is already taken" in found.errors[0]
 
 
+def test_the_servers_discovery_refuses_a_built_in_tool_name_too(tmp_path: Path, settings: Any) -> None:
+    plugin(tmp_path, "ask", {"hooks": {"question": {"command": "true"}}})
+    plugin(tmp_path, "jutsu", {"hooks": {"lint": {"command": "true"}}})
+    settings.HOOKBRIDGE_PLUGINS_DIR = tmp_path
+    settings.HOOKBRIDGE_CLAUDE_PLUGINS = False
+    discovered.cache_clear()
+    try:
+        found = discovered()  # the reserved names as mcpapi's ready() handed them in, read at this first use
+    finally:
+        discovered.cache_clear()
+    assert list(found.hooks) == ["jutsu_lint"], found.errors
+    assert "tool name 'ask_question' is already taken" in found.errors[0]
+
+
 def test_two_plugins_whose_names_meet_do_not_both_load(tmp_path: Path) -> None:
     plugin(tmp_path, "a-b", {"hooks": {"c": {"command": "true"}}})
     plugin(tmp_path, "a", {"hooks": {"b-c": {"command": "true"}}})

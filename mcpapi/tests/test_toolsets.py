@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from mcpapi import toolsets
+from mcpapi import toolset_names, toolsets
 from mcpapi.toolsets.entries import ToolEntry, Toolset
+from testing.live import ROOT
 
 
 @pytest.mark.parametrize("name", list(toolsets.TOOLSETS))
@@ -53,3 +58,20 @@ def test_the_sets_that_ask_name_their_asking_tools_and_the_others_name_none() ->
         assert bool(toolset.asking) == (toolset.name in {"approvals", "askme", "clifford", "maxsim"}), toolset.name
     assert toolsets.asking_tool_names(("maxsim", "progress")) == {"ask_question"}
     assert "wait_for_answer" not in toolsets.asking_tool_names(toolsets.TOOLSETS)
+
+
+def test_the_names_read_at_start_up_are_the_sets_in_their_order() -> None:
+    assert tuple(toolsets.TOOLSETS) == toolset_names.NAMES
+
+
+def test_a_command_that_serves_no_mcp_starts_without_loading_the_mcp_sdk(tmp_path: Path) -> None:
+    # The SDK is 0.6 s of a 1.3 s start; `manage.py createsuperuser`, `register_claude` and the like never use it.
+    code = (
+        "import django, sys; django.setup();"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("HOOKBRIDGE_", "DATABASE_URL"))}
+    env.update(DJANGO_SETTINGS_MODULE="hookbridge_site.settings", HOOKBRIDGE_DATA_DIR=str(tmp_path))
+    started = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.strip() == "[]"

@@ -5,31 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+# Reading a list of sets needs only their names (mcpapi.toolset_names); callers read it here too.
+from mcpapi.toolset_names import UnknownToolset as UnknownToolset
+from mcpapi.toolset_names import parse as parse
 from mcpapi.toolsets import approvals, askme, clifford, hooks, maxsim, progress
 from mcpapi.toolsets.entries import ToolEntry, Toolset
 
-# Each module exports one typed Toolset; the order is the canonical order of a combined endpoint.
+# Each module exports one typed Toolset; the order is the canonical order of a combined endpoint, the same as
+# mcpapi.toolset_names.NAMES (mcpapi/tests/test_toolsets.py).
 TOOLSETS: dict[str, Toolset] = {
     toolset.name: toolset
     for toolset in (maxsim.TOOLSET, askme.TOOLSET, clifford.TOOLSET, progress.TOOLSET, hooks.TOOLSET, approvals.TOOLSET)
 }
-
-
-class UnknownToolset(ValueError):
-    def __init__(self, names: Iterable[str]) -> None:
-        self.names = sorted(names)
-        super().__init__(
-            f"unknown tool set {', '.join(repr(n) for n in self.names)}; known sets: {', '.join(TOOLSETS)}"
-        )
-
-
-def parse(spec: str) -> tuple[str, ...]:
-    """'askme+clifford' -> ('askme', 'clifford'), in a canonical order; raises UnknownToolset."""
-    names = [name.strip() for name in spec.replace(",", "+").split("+") if name.strip()]
-    unknown = [name for name in names if name not in TOOLSETS]
-    if unknown or not names:
-        raise UnknownToolset(unknown or [spec])
-    return tuple(name for name in TOOLSETS if name in names)
 
 
 def tools(sets: Iterable[str]) -> list[ToolEntry]:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictBool, StrictStr
 
 from core.errors import Refused
@@ -81,7 +81,7 @@ def tools() -> list[ToolEntry]:
             fn=_tool_for(hook),
             title=hook.title,
             description=hook.tool_description(),
-            annotations=hook.annotations,
+            annotations=ToolAnnotations.model_validate(hook.annotations.model_dump()),
         )
         for hook in discovered().hooks.values()
     ]
