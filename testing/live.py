@@ -271,6 +271,13 @@ class LiveServer:
         """Run a management command against this server's database."""
         return _manage(self.env, *args)
 
+    def migrate(self) -> None:
+        """Its new SQLite database as `manage.py migrate` leaves one: a copy of the checkout's migrated template
+        (the command in a process of its own took 5-7 s of CPU for each of these databases)."""
+        database = Path(self.env["DATABASE_URL"].removeprefix("sqlite:///"))
+        assert not database.exists(), f"{database} is not new"
+        copy_database(migrated_template(self.root, self.env), database)
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
 

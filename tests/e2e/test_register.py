@@ -40,7 +40,7 @@ ORIGINAL = json.dumps(
 @pytest.fixture(scope="module")
 def database() -> Iterator[LiveServer]:
     helper = LiveServer()
-    helper.manage("migrate", "--noinput", "-v0")
+    helper.migrate()
     yield helper
     helper.close()
 

@@ -46,7 +46,7 @@ def test_a_taken_port_fails_with_a_message_naming_it(taken_port: int) -> None:
 
 def test_it_serves_on_the_port_it_prints() -> None:
     helper = LiveServer()
-    helper.manage("migrate", "--noinput", "-v0")
+    helper.migrate()
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), "--no-bootstrap"],

@@ -155,7 +155,7 @@ async def test_stdio_works_with_no_server_and_an_answer_from_the_terminal_wakes_
     """A laptop with no `serve` running: the stdio call still waits, and `questions answer` wakes it at once."""
     alone = LiveServer(env_overrides={"HOOKBRIDGE_WAIT_SLICE": "60"})  # its database and env; never started
     try:
-        alone.manage("migrate", "--noinput", "-v0")
+        alone.migrate()
         token = alone.manage("create_token", "agent-a").strip().splitlines()[-1]
         params = StdioServerParameters(
             command=sys.executable, args=["manage.py", "mcp_stdio", "--token", token], env=alone.env, cwd=str(ROOT)
