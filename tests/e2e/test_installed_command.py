@@ -68,7 +68,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     # --no-compile: pip's compiling of every module it installs was a third of the install (8 of 22 s), and
     # Python compiles what the command imports as it runs.
-    install = [venv / "bin" / "pip", "install", "-q", "--no-compile", str(wheel)]
+    install = [str(venv / "bin" / "pip"), "install", "-q", "--no-compile", str(wheel)]
     subprocess.run(install, check=True, capture_output=True, timeout=400)
     return venv / "bin" / "hookbridge"
 
