@@ -155,8 +155,8 @@ test-fast: $(VENV)/.installed-dev
 
 # The oldest Python supported (requires-python's floor, $(VENV)): the tests that need no server, browser,
 # PostgreSQL or Redis. Three workers on two cores: these tests wait as much as they compute (2 workers: 96-100 s
-# for 111 s of CPU; 3 workers: 75-76 s, 2026-11-28). (The two migration checks on PostgreSQL, a minute of one worker, ran here too, against
-# what this said; the suite runs them, with every other test of the team tier.)
+# for 111 s of CPU; 3 workers: 75-76 s, 2026-11-28). (The two migration checks on PostgreSQL, a minute of one
+# worker, ran here too, against what this said; the suite runs them, with every other test of the team tier.)
 test-oldest-python: $(VENV)/.installed-dev
 	@echo "Unit tests on $$($(PY) --version)"
 	@$(VENV)/bin/pytest -q -p no:cacheprovider --no-cov -n 3 -m "not e2e and not browser and not team"

@@ -210,7 +210,7 @@ class LiveServer:
                 self.start()
                 return
             if fresh:
-                copy_database(migrated_template(self.root, env), Path(database.removeprefix("sqlite:///")))
+                self.migrate()
             # The same commands a person runs, in one process: six processes, each setting Django up,
             # took most of every server's start (about 10 s of the suite's e2e modules' setups each).
             script = PREPARE.replace("{username}", self.username)
