@@ -17,13 +17,12 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from bench.report import RESULTS, write
 from bench.servers import environment
-from testing.live import ROOT, LiveServer
+from testing.live import ROOT, LiveServer, untraced
 
 TARGET_S = 1.5
 
@@ -49,11 +48,6 @@ DISCOVER = {
         }
     },
 }
-
-
-def untraced(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment without pytest-cov's: a start timed under coverage would time the tracer too."""
-    return {key: value for key, value in env.items() if not key.startswith("COV_CORE_")}
 
 
 def first_answer(command: list[str], env: dict[str, str]) -> float:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +37,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"
 # What live_server_proc's scraper sends for /metrics (HOOKBRIDGE_METRICS_TOKEN).
 METRICS_TOKEN = "scrape-the-live-server"
+
+
+def untraced(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment without coverage's variables: a Python process started with COVERAGE_PROCESS_CONFIG is
+    measured (coverage's `patch = subprocess`), and one that times or builds something must not be."""
+    return {key: value for key, value in env.items() if not key.startswith("COVERAGE_")}
 
 
 def free_port() -> int:

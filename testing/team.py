@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from testing.live import ROOT, LiveServer, free_port, migrations_digest
+from testing.live import ROOT, LiveServer, free_port, migrations_digest, untraced
 
 POSTGRES_URL = os.environ.get("HOOKBRIDGE_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
 
@@ -82,7 +82,7 @@ def migrated_template() -> str:
             return name
         building = f"{name}_{uuid.uuid4().hex[:8]}"
         admin.execute(f'CREATE DATABASE "{building}"')
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COV_CORE_")}
+    env = untraced(os.environ)
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v", "0"],
         cwd=ROOT, env={**env, "DATABASE_URL": _database_url(building)}, check=True, capture_output=True, timeout=300,

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from testing.live import ROOT
+from testing.live import ROOT, untraced
 from testing.team import require_team_services
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     """A harness run, without coverage: it checks the harness, and its servers run code the rest of the suite
     covers already; traced, the five runs took a third of the suite's processor time."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COV_CORE_")}
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=untraced(os.environ), capture_output=True, text=True, timeout=600
+    )
 
 
 def test_the_benchmark_measures_each_figure_and_draws_the_latencies(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from hookbridge_site import cli
-from testing.live import ROOT, free_port, login_page_once_up
+from testing.live import ROOT, free_port, login_page_once_up, untraced
 
 pytestmark = [pytest.mark.timeout(600)]
 
@@ -56,9 +56,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in files:
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, source / name)
-    # Without pytest-cov's variables: the build would measure the copy, and the report would count
-    # every file of it as not run (CI's coverage fell to 48%).
-    building = {key: value for key, value in os.environ.items() if not key.startswith(("COV_CORE_", "COVERAGE_"))}
+    # Untraced: the build would measure the copy, and the report would count every file of it as not run
+    # (CI's coverage fell to 48%).
+    building = untraced(os.environ)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(place / "dist"), str(source)],
         check=True, capture_output=True, timeout=300, env=building,
@@ -77,7 +77,7 @@ def environment(tmp: Path) -> dict[str, str]:
     keep = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("HOOKBRIDGE_", "DATABASE_URL", "COV_CORE_", "COVERAGE_", "DJANGO_"))
+        if not key.startswith(("HOOKBRIDGE_", "DATABASE_URL", "COVERAGE_", "DJANGO_"))
     }
     return {**keep, "XDG_DATA_HOME": str(tmp / "data"), "HOME": str(tmp / "home"), "HOOKBRIDGE_OPEN_BROWSER": "0"}
 
