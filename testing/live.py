@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -97,11 +98,17 @@ def migrated_template(root: Path, env: dict[str, str]) -> Path:
     server's own `migrate` then finds nothing to do.
     """
     template = Path(tempfile.gettempdir()) / f"hookbridge-migrated-{migrations_digest(root)}.sqlite3"
-    if not template.exists():
-        building = template.with_name(f"{template.stem}.{os.getpid()}.building")
-        _manage({**env, "DATABASE_URL": f"sqlite:///{building}"}, "migrate", "-v", "0", root=root)
-        checkpoint(building)
-        os.replace(building, template)  # whole or not at all, for other processes building the same
+    if template.exists():
+        return template
+    # One process migrates while the others wait for its template: test workers starting together each ran a
+    # `migrate` of their own (three at once, 9 s each, at the start of every run's unit tests).
+    with template.with_name(f"{template.stem}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not template.exists():
+            building = template.with_name(f"{template.stem}.{os.getpid()}.building")
+            _manage({**env, "DATABASE_URL": f"sqlite:///{building}"}, "migrate", "-v", "0", root=root)
+            checkpoint(building)
+            os.replace(building, template)  # whole or not at all, for a process that looks without the lock
     return template
 
 
