@@ -119,14 +119,14 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/lint-imports
 
 # The whole suite in parallel (pytest-xdist): TEST_WORKERS processes, each test file on one of them (its
-# module's servers start once), coverage combined across the workers and the servers they start. It runs
-# on the newest Python where there is one: there coverage measures through sys.monitoring
-# (COVERAGE_CORE=sysmon), which costs the suite a fifth less CPU than Python 3.11's tracer, and coverage is
-# most of what a server under test spends. Before it, two at a time and each one's output kept together: the
-# installs, the lint, and the tests that need no server, browser, PostgreSQL or Redis on the oldest Python
-# supported. (Run beside the suite instead, on a fresh clone here: the suite took 13:57 instead of 13:04 and
-# they 3:39 instead of 1:28, the whole run no shorter (15:08 against 15:38 and 14:55 before it), and a timing
-# test failed under that load.)
+# module's servers start once; the files handed out in conftest.py's order), coverage combined across the
+# workers and the servers they start. It runs on the newest Python where there is one: there coverage
+# measures through sys.monitoring (COVERAGE_CORE=sysmon), which costs the suite a fifth less CPU than Python
+# 3.11's tracer, and coverage is most of what a server under test spends. Before it, two at a time and each
+# one's output kept together: the installs, the lint, and the tests that need no server, browser, PostgreSQL
+# or Redis on the oldest Python supported. (Run beside the suite instead, on a fresh clone here: the suite
+# took 13:57 instead of 13:04 and they 3:39 instead of 1:28, the whole run no shorter (15:08 against 15:38 and
+# 14:55 before it), and a timing test failed under that load.)
 TEST_WORKERS ?= 3
 # The tests write Python's bytecode caches (__pycache__, ignored by git) whatever the environment says: where
 # PYTHONDONTWRITEBYTECODE is set (this machine's environment sets it), each of the three hundred Python processes
@@ -138,7 +138,8 @@ NEWEST := .venv-newest
 SUITE_VENV := $(if $(NEWEST_PYTHON),$(NEWEST),$(VENV))
 test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ready
-	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile
+	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile \
+	  --no-loadscope-reorder
 
 test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps lint test-oldest-python newest-python
 

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,14 @@ ROOT = Path(__file__).resolve().parent
 TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", "team"), "clients": ("e2e",)}
 
 
-# The longest test files first among files of as many tests: pytest-xdist (--loadscope-reorder, its default)
-# hands out the files with the most tests first and keeps collection order between equals. Handing out the
-# slow files first instead was tried (2026-11-27, 3 and 4 workers): the nginx deployment test, the
-# benchmark comparison and the Claude Code terminal then started together, on a loaded machine, and failed.
-# (The suite's slowest files by a JUnit report's times, 2026-11-27; a file not named keeps its place.)
+# The order pytest-xdist hands out the test files in (`make test` runs it with --no-loadscope-reorder, so it
+# keeps this one): the files with the most tests first, as xdist's own reordering does, the longest first
+# among files of as many tests; files of one or two tests make one group, last, longest first. (xdist's own
+# order put a 35-second one-test file last: begun after the rest, it ran half a minute on one worker while
+# the others had finished, 2026-11-28.) Handing out the slow files first instead was tried (2026-11-27, 3 and
+# 4 workers): the nginx deployment test, the benchmark comparison and the Claude Code terminal then started
+# together, on a loaded machine, and failed. (The suite's slowest files by JUnit reports' times, 2026-11-27 and
+# -28; a file not named keeps its place.)
 SLOW_FIRST = [
     "tests/e2e/test_bench_smoke.py",
     "tests/clients/test_claude_code_tasks.py",
@@ -63,6 +67,12 @@ SLOW_FIRST = [
     "tests/clients/test_cancellation.py",
     "tests/e2e/test_hooks.py",
     "tests/team/test_notify.py",
+    "tests/browser/test_accessibility.py",
+    "tests/browser/test_big_queue.py",
+    "tests/team/test_faults.py",
+    "tests/e2e/test_shutdown.py",
+    "tests/browser/test_dashboard.py",
+    "tests/e2e/test_webhook.py",
 ]
 
 
@@ -79,10 +89,12 @@ class SlowFirst:
     @pytest.hookimpl(trylast=True)  # after pytest-django's order (by database use), which the stable sort keeps
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         rank = {path: n for n, path in enumerate(SLOW_FIRST)}
+        tests_in = Counter(item.path for item in items)
 
-        def order(item: pytest.Item) -> tuple[int, bool]:
+        def order(item: pytest.Item) -> tuple[int, int, bool]:
             path = item.path.relative_to(ROOT).as_posix()
-            return rank.get(path, len(SLOW_FIRST)), not path.startswith("tests/")  # then servers, then units
+            # Most tests first; then the slow; then servers before units.
+            return -max(tests_in[item.path], 2), rank.get(path, len(SLOW_FIRST)), not path.startswith("tests/")
 
         items.sort(key=order)
 
