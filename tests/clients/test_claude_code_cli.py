@@ -22,7 +22,7 @@ import httpx2
 import pytest
 
 from testing.claude_cli import CLAUDE, Model, cli_env, scripted_model
-from testing.live import LiveServer, serving
+from testing.live import LiveServer, free_port, serving
 
 pytestmark = [
     pytest.mark.skipif(not CLAUDE.exists(), reason="the Claude Code CLI is not installed (make claude-code-deps)"),
@@ -151,6 +151,31 @@ async def test_a_team_rule_refuses_the_command_before_anyone_is_asked(
     assert (project / "build").is_dir()
     decided = [q for q in await server.questions() if q["session"] == sid and q["kind"] == "approval"]
     assert [(q["status"], q["answer"]["answeredBy"][:6]) for q in decided] == [("answered", "rule #")]
+
+
+DOWN = "echo unasked > hi.txt && cat hi.txt"
+
+
+@pytest.mark.parametrize("model", [DOWN], indirect=True)
+async def test_with_the_server_down_the_cli_keeps_its_own_permission_flow_and_runs_nothing_unasked(
+    server: LiveServer, model: Model, tmp_path: Path
+) -> None:
+    project = tmp_path / "offline"
+    project.mkdir()
+    # The hooks `register_claude --hooks` writes, pointed at a port nobody listens on: the server is down.
+    server.manage(
+        "register_claude", "--hooks", "--project", str(project),
+        "--url", f"http://127.0.0.1:{free_port()}", "--token", server.tokens["agent-a"],
+    )  # fmt: skip
+    cli = await run_cli(project, cli_env(model, tmp_path / "home", server.tokens["agent-a"]))
+    out = await finished(cli)
+    # A failed HTTP hook decides nothing: the CLI's own permission flow does, and headless, with nobody at its
+    # prompt and no rule allowing Bash, that is a refusal the model hears.
+    assert not (project / "hi.txt").exists()
+    heard = json.dumps(model.requests()[1:])
+    assert '"is_error": true' in heard, heard[-2000:]
+    assert "The tool said (error)" in out
+    assert "needs approval" in out, out  # Claude Code's own words for its own prompt
 
 
 HEADLESS = "echo headless > hi.txt && cat hi.txt"
