@@ -19,6 +19,8 @@ from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, Playwright, async_playwright
 
 from questions import runtime as question_runtime
+from testing import live
+from testing.forkserver import ForkServer
 from testing.live import METRICS_TOKEN, LiveServer, copy_database, migrated_template, serving
 from testing.project_world import World, make_world
 from tokens import runtime as token_runtime
@@ -104,8 +106,15 @@ class SlowFirst:
         items.sort(key=order)
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if live.fork_server is not None:
+        live.fork_server.close()
+        live.fork_server = None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SlowFirst(), "hookbridge-slow-first")
+    live.fork_server = ForkServer()
     # A run started in the background of a script (`make test &`) inherits SIGINT and SIGQUIT ignored, and so
     # would every server it starts: Twisted leaves an ignored SIGINT ignored, so a `serve` told to stop with it
     # ran on (a CI run's test_register hung so, 2026-11-28). A handler of our own is reset to the default in a

@@ -33,11 +33,17 @@ from websockets.asyncio.client import ClientConnection
 from websockets.typing import Origin
 
 from core.endpoints import endpoint
+from testing.forkserver import Forked, ForkServer
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct-horse-battery"
 # What live_server_proc's scraper sends for /metrics (HOOKBRIDGE_METRICS_TOKEN).
 METRICS_TOKEN = "scrape-the-live-server"
+
+
+# Where the tests' daphne workers come from: set (conftest.py), a fork of one interpreter per test worker that has
+# imported the libraries already (testing.forkserver); unset (the benchmarks, which time real starts), a new one.
+fork_server: ForkServer | None = None
 
 
 def untraced(env: Mapping[str, str]) -> dict[str, str]:
@@ -169,7 +175,7 @@ class LiveServer:
     port: int = 0
     tokens: dict[str, str] = field(default_factory=dict)
     username: str = "alice"
-    process: subprocess.Popen[bytes] | None = None
+    process: subprocess.Popen[bytes] | Forked | None = None
     tmp: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hookbridge-e2e-")))
     log_path: Path | None = None
     prepare: bool = True
@@ -234,21 +240,14 @@ class LiveServer:
     def start(self) -> None:
         self.port = self.port or free_port()
         self.log_path = self.tmp / f"daphne-{self.port}.log"
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-e",
-                endpoint("127.0.0.1", self.port),  # as `serve` and the systemd unit listen
-                "hookbridge_site.asgi:application",
-            ],
-            cwd=self.root,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        args = ["-e", endpoint("127.0.0.1", self.port), "hookbridge_site.asgi:application"]  # as `serve` listens
+        env = self.env
+        if fork_server is not None and self.root == ROOT and fork_server.coverage_matches(env):
+            self.process = fork_server.launch("daphne", args, env=env, cwd=self.root, log=self.log_path)
+        else:
+            with self.log_path.open("ab") as log:
+                command = [sys.executable, "-m", "daphne", *args]
+                self.process = subprocess.Popen(command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -1,0 +1,232 @@
+"""Daphne workers for the tests, forked from one interpreter that has imported the libraries they all import.
+
+A test worker starts dozens of daphne processes in a run, and each spent 1.3 of its 1.5 CPU-seconds importing the
+MCP SDK's types, pydantic, Django and Twisted before it served anything: on two cores, a minute and a half of a
+fresh clone's CI run (2026-11-28). Here one process per test worker imports them once (`PRELOAD`, none of which
+reads Django's settings or installs Twisted's reactor), and each server is a fork of it that takes its own
+environment, folder and log, then runs `python -m daphne …` as the command line would (`runpy`, `__main__`): the
+same daphne, settings and site, read after the fork. Coverage follows the fork (`patch = ["fork"]`).
+
+Only the tests use it (`conftest.py` sets `testing.live.launch`); the benchmarks time and weigh real starts, and
+the tests of the commands (`serve`, the installed `hookbridge`, stdio) start real processes.
+
+Protocol, one line each: the harness writes a JSON request {"module", "args", "env", "cwd", "log"}; the fork
+server answers "started PID" and, whenever a child ends, "exit PID CODE" (CODE as subprocess gives it: negative
+for a signal).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO
+
+# What every server imports first and the most of its start (`python -X importtime`), safe before the settings.
+PRELOAD = (
+    "mcp.server.mcpserver",
+    "mcp.server.streamable_http",
+    "mcp_types",
+    "pydantic",
+    "starlette.applications",
+    "sse_starlette",
+    "django.db.models",
+    "django.http",
+    "django.urls",
+    "django.forms",
+    "django.template",
+    "django.core.serializers.json",
+    "twisted.internet.asyncioreactor",
+    "twisted.internet.tcp",
+    "twisted.web.http",
+    "autobahn.twisted.websocket",
+    "markdown_it",
+    "nh3",
+    "slack_sdk.web",
+    "cryptography.x509",
+    "prometheus_client",
+)
+
+
+def _say(line: str) -> None:
+    # One write() of a short line to a pipe is atomic: the SIGCHLD handler may say "exit" between two answers.
+    os.write(1, (line + "\n").encode())
+
+
+def _reap(signum: int, frame: object) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _say(f"exit {pid} {os.waitstatus_to_exitcode(status)}")
+
+
+def _become(request: Mapping[str, object]) -> None:
+    """In the fork: the process `python -m MODULE ARGS` started with ENV in CWD, its output to LOG, would be."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    env = request["env"]
+    assert isinstance(env, dict)
+    os.environ.clear()
+    os.environ.update(env)
+    cwd = str(request["cwd"])
+    os.chdir(cwd)
+    sys.path[0] = cwd
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    log = os.open(str(request["log"]), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(null)
+    os.close(log)
+    module = str(request["module"])
+    args = request["args"]
+    assert isinstance(args, list)
+    sys.argv = [module, *map(str, args)]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def main() -> None:
+    if "DJANGO_SETTINGS_MODULE" in os.environ:
+        raise SystemExit("the fork server must start without DJANGO_SETTINGS_MODULE: each server reads its own")
+    for name in PRELOAD:
+        importlib.import_module(name)
+    # Each fork's daphne installs Twisted's asyncio reactor as it imports: one installed here would be the
+    # default reactor, shared by every fork.
+    if "twisted.internet.reactor" in sys.modules:
+        raise SystemExit("a preloaded module installed Twisted's reactor")
+    signal.signal(signal.SIGCHLD, _reap)
+    _say("ready")
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _become(request)
+            # As an interpreter ends: SystemExit unwinds this loop, then threads are joined and atexit runs
+            # (coverage saves there).
+            raise SystemExit(0)
+        _say(f"started {pid}")
+
+
+class Forked:
+    """A forked server, as much of `subprocess.Popen` as the harness uses."""
+
+    def __init__(self, server: ForkServer, pid: int) -> None:
+        self.server = server
+        self.pid = pid
+        self.returncode: int | None = None
+        self.args = ["daphne"]
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.server.exit_code(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self.server.wait_exit(self.pid, timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.returncode = code
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class ForkServer:
+    """The fork server of one test worker, started at its first request."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._changed = threading.Condition()
+        self._started: list[int] = []
+        self._exits: dict[int, int] = {}
+        self._env: dict[str, str] = {}
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+            self._env = env
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "testing.forkserver"],
+                cwd=Path(__file__).resolve().parent.parent,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            assert self._process.stdout is not None
+            ready = self._process.stdout.readline()
+            if ready != b"ready\n":
+                raise RuntimeError(f"the fork server did not start: {ready!r}")
+            threading.Thread(target=self._read, args=(self._process.stdout,), daemon=True).start()
+        return self._process
+
+    def _read(self, out: IO[bytes]) -> None:
+        for line in out:
+            word, *rest = line.decode().split()
+            with self._changed:
+                if word == "started":
+                    self._started.append(int(rest[0]))
+                elif word == "exit":
+                    self._exits[int(rest[0])] = int(rest[1])
+                self._changed.notify_all()
+
+    def coverage_matches(self, env: Mapping[str, str]) -> bool:
+        """Whether a server with `env` is measured exactly as this fork server's forks are."""
+        mine = {key: value for key, value in self._env.items() if key.startswith("COVERAGE_")}
+        return mine == {key: value for key, value in env.items() if key.startswith("COVERAGE_")}
+
+    def launch(self, module: str, args: list[str], *, env: Mapping[str, str], cwd: Path, log: Path) -> Forked:
+        with self._lock:
+            process = self._start()
+            assert process.stdin is not None
+            request = {"module": module, "args": args, "env": dict(env), "cwd": str(cwd), "log": str(log)}
+            process.stdin.write(json.dumps(request).encode() + b"\n")
+            process.stdin.flush()
+            with self._changed:
+                if not self._changed.wait_for(lambda: bool(self._started), timeout=30):
+                    raise RuntimeError("the fork server did not fork")
+                return Forked(self, self._started.pop(0))
+
+    def exit_code(self, pid: int) -> int | None:
+        with self._changed:
+            return self._exits.get(pid)
+
+    def wait_exit(self, pid: int, timeout: float | None) -> int | None:
+        with self._changed:
+            self._changed.wait_for(lambda: pid in self._exits, timeout=timeout)
+            return self._exits.get(pid)
+
+    def close(self) -> None:
+        if self._process is not None:
+            assert self._process.stdin is not None
+            self._process.stdin.close()  # its loop ends; the forks it still has are the harness's to stop
+            try:
+                self._process.wait(10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+
+
+if __name__ == "__main__":
+    main()
