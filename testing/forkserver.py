@@ -160,12 +160,10 @@ class ForkServer:
         self._changed = threading.Condition()
         self._started: list[int] = []
         self._exits: dict[int, int] = {}
-        self._env: dict[str, str] = {}
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None or self._process.poll() is not None:
             env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
-            self._env = env
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "testing.forkserver"],
                 cwd=Path(__file__).resolve().parent.parent,
@@ -191,8 +189,10 @@ class ForkServer:
                 self._changed.notify_all()
 
     def coverage_matches(self, env: Mapping[str, str]) -> bool:
-        """Whether a server with `env` is measured exactly as this fork server's forks are."""
-        mine = {key: value for key, value in self._env.items() if key.startswith("COVERAGE_")}
+        """Whether a server with `env` is measured exactly as this fork server's forks are: they start from this
+        worker's environment, read here rather than kept (before the first start nothing was kept: every
+        measured server then took the slow path and the fork server never started)."""
+        mine = {key: value for key, value in os.environ.items() if key.startswith("COVERAGE_")}
         return mine == {key: value for key, value in env.items() if key.startswith("COVERAGE_")}
 
     def launch(self, module: str, args: list[str], *, env: Mapping[str, str], cwd: Path, log: Path) -> Forked:
