@@ -56,8 +56,10 @@ def test_it_lists_the_persons_own_agents_only(logged_in: Client, user: User, sig
     assert "alice&#x27;s Claude Code" in page
     assert "signed in" in page
     assert "alice&#x27;s agent" in page
-    assert "bob" not in page
+    # Bob's token by its whole name: a bare "bob" turned up inside the page's random CSRF token (a CI run).
+    assert "bob&#x27;s agent" not in page
     assert "ci-bot" not in page
+    assert page.count('class="agent-facts"') == 2
 
 
 def test_disconnecting_a_signed_in_client_revokes_its_tokens(logged_in: Client, signed_in_client: AgentToken) -> None:
