@@ -74,12 +74,32 @@ print(json.dumps(tokens))
 
 
 def _manage(env: dict[str, str], *args: str, root: Path = ROOT) -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=root, env=env, capture_output=True, text=True, timeout=120
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
-    return result.stdout
+    if fork_server is not None and root == ROOT and fork_server.coverage_matches(env):
+        returncode, stdout, stderr = forked_manage(fork_server, env, list(args), root)
+    else:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=root, env=env, capture_output=True, text=True, timeout=120
+        )
+        returncode, stdout, stderr = result.returncode, result.stdout, result.stderr
+    if returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{stdout}\n{stderr}")
+    return stdout
+
+
+def forked_manage(server: ForkServer, env: dict[str, str], args: list[str], root: Path) -> tuple[int, str, str]:
+    """`manage.py ARGS` as a fork of the worker's fork server (testing.forkserver): its output and errors through
+    two files, as `subprocess.run(..., capture_output=True, timeout=120)` would give them."""
+    with tempfile.TemporaryDirectory(prefix="hookbridge-manage-") as folder:
+        out, err = Path(folder) / "out", Path(folder) / "err"
+        process = server.run("manage.py", args, env=env, cwd=root, out=out, err=err)
+        try:
+            returncode = process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        read = [path.read_text(errors="replace") if path.exists() else "" for path in (out, err)]
+        return returncode, read[0], read[1]
 
 
 def migrations_digest(root: Path) -> str:
