@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 
 import pytest
@@ -18,9 +18,14 @@ from testing.project_world import World
 from tokens.models import AgentToken
 
 
-def asked(token: AgentToken, text: str, *, days_ago: float = 0, **fields: Any) -> Question:
+def asked(token: AgentToken, text: str, *, days_ago: int = 0, **fields: Any) -> Question:
+    """Asked now, or at noon of the day DAYS_AGO back: "now less so many days" fell on the day before in a day's
+    first half hour (a CI run at 00:16 counted the questions of two days ago a day early)."""
     question = Question.ask(asker=token, asker_name=token.name, text=text, options=[], **fields)[0]
-    when = timezone.now() - timedelta(days=days_ago, minutes=30)
+    if days_ago == 0:
+        when = timezone.now()
+    else:
+        when = timezone.make_aware(datetime.combine(timezone.localdate() - timedelta(days=days_ago), time(12)))
     Question.objects.filter(pk=question.pk).update(created_at=when)
     question.refresh_from_db()
     return question
