@@ -268,7 +268,7 @@ class LiveServer:
             with self.log_path.open("ab") as log:
                 command = [sys.executable, "-m", "daphne", *args]
                 self.process = subprocess.Popen(command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a cold start on a loaded machine (login_page_once_up says more)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"daphne exited early:\n{self.log()}")
@@ -403,8 +403,12 @@ class LiveServer:
             return await http.get(f"{self.url}/api/sessions/{guid}")
 
 
-def login_page_once_up(port: int, timeout: float = 20) -> httpx2.Response | None:
-    """The login page of a server starting on `port`, once it answers; None if it never did within `timeout`."""
+def login_page_once_up(port: int, timeout: float = 60) -> httpx2.Response | None:
+    """The login page of a server starting on `port`, once it answers; None if it never did within `timeout`.
+
+    A minute, not 20 s: a cold `manage.py serve` (Django, the MCP SDK, a migrate check, coverage) on a loaded
+    2-core machine took longer than 20 s in a fresh-clone run (2026-11-29), and the fixture failed a test that
+    had not begun. Nothing is timed here: a server that does start answers as soon as it listens."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -139,7 +139,8 @@ def stdio_params(database: LiveServer, home: Path, project: Path, *args: str) ->
 
 
 def registered_entry(home: Path, project: Path) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
+    # A cold stdio process writes it as it starts: a minute, as testing.live.login_page_once_up waits.
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         data = json.loads((home / ".claude.json").read_text())
         entry = data.get("projects", {}).get(str(project.resolve()), {}).get("mcpServers", {}).get("hookbridge")
@@ -151,7 +152,7 @@ def registered_entry(home: Path, project: Path) -> dict[str, Any]:
 
 def config_once_back(home: Path) -> str:
     """The file once it holds the original again (the server removes its entry as it ends), or as it is then."""
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while (text := (home / ".claude.json").read_text()) != ORIGINAL and time.monotonic() < deadline:
         time.sleep(0.05)
     return text
