@@ -135,13 +135,13 @@ def main() -> None:
 
 
 class Forked:
-    """A forked server, as much of `subprocess.Popen` as the harness uses."""
+    """A forked server or command, as much of `subprocess.Popen` as the harness uses."""
 
-    def __init__(self, server: ForkServer, pid: int) -> None:
+    def __init__(self, server: ForkServer, pid: int, name: str) -> None:
         self.server = server
         self.pid = pid
         self.returncode: int | None = None
-        self.args = ["daphne"]
+        self.args = [name]
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -212,23 +212,16 @@ class ForkServer:
 
     def launch(self, module: str, args: list[str], *, env: Mapping[str, str], cwd: Path, log: Path) -> Forked:
         """`python -m MODULE ARGS`, its output and errors both to LOG (a server)."""
-        return self._fork(
-            {"module": module, "args": args, "env": dict(env), "cwd": str(cwd), "stdout": str(log), "stderr": str(log)}
-        )
+        return self._fork("module", module, args, env=env, cwd=cwd, out=log, err=log)
 
     def run(self, path: str, args: list[str], *, env: Mapping[str, str], cwd: Path, out: Path, err: Path) -> Forked:
         """`python PATH ARGS` (a management command), its output to OUT and its errors to ERR."""
-        request = {
-            "path": path,
-            "args": args,
-            "env": dict(env),
-            "cwd": str(cwd),
-            "stdout": str(out),
-            "stderr": str(err),
-        }
-        return self._fork(request)
+        return self._fork("path", path, args, env=env, cwd=cwd, out=out, err=err)
 
-    def _fork(self, request: Mapping[str, object]) -> Forked:
+    def _fork(
+        self, kind: str, name: str, args: list[str], *, env: Mapping[str, str], cwd: Path, out: Path, err: Path
+    ) -> Forked:
+        request = {kind: name, "args": args, "env": dict(env), "cwd": str(cwd), "stdout": str(out), "stderr": str(err)}
         with self._lock:
             process = self._start()
             assert process.stdin is not None
@@ -237,9 +230,7 @@ class ForkServer:
             with self._changed:
                 if not self._changed.wait_for(lambda: bool(self._started), timeout=30):
                     raise RuntimeError("the fork server did not fork")
-                forked = Forked(self, self._started.pop(0))
-                forked.args = [str(request.get("path") or request["module"])]
-                return forked
+                return Forked(self, self._started.pop(0), name)
 
     def exit_code(self, pid: int) -> int | None:
         with self._changed:
