@@ -79,9 +79,21 @@ class Gemini(Host):
     which makes the CLI ask at its own prompt whatever its approval mode (`--yolo` included): what "no
     decision" must be, so nothing runs that nobody allowed. `gemini -p` has no prompt to ask at and waits on
     "ask" for ever (0.61), so a headless registration refuses instead (`hookbridge hook gemini --undecided deny`).
+
+    Its AfterAgent is Claude Code's Stop: the turn's last words are its `prompt_response`, and a "block" with a
+    reason sends the reason to the model as the next prompt (then AfterAgent comes again, `stop_hook_active`).
     """
 
+    def to_claude(self, body: dict[str, Any]) -> dict[str, Any]:
+        said = super().to_claude(body)
+        if isinstance(said, dict) and said.get("host_event_name") == "AfterAgent" and "prompt_response" in said:
+            said["last_assistant_message"] = said["prompt_response"]
+        return said
+
     def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
+        if event == "Stop" and answer.get("decision") == "block":
+            # People's messages and late answers, handed over when the turn ends: the model's next prompt.
+            return {"decision": "block", "reason": str(answer.get("reason") or "")}
         if event == "PermissionRequest":
             decision = _decision(answer)
             if decision is None:
@@ -219,6 +231,7 @@ GEMINI = Gemini(
         "BeforeTool": "PermissionRequest",
         "AfterTool": "PostToolUse",
         "BeforeAgent": "UserPromptSubmit",
+        "AfterAgent": "Stop",
         "SessionStart": "SessionStart",
         "SessionEnd": "SessionEnd",
     },

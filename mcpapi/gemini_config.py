@@ -19,7 +19,7 @@ from mcpapi.claude_config import ConfigError
 
 # BeforeTool gates these (a shell command, a write, an edit); the others only tell the session's timeline.
 GATED = "run_shell_command|write_file|replace"
-EVENTS = ("BeforeTool", "AfterTool", "BeforeAgent", "SessionStart", "SessionEnd")
+EVENTS = ("BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd")
 TOOL_EVENTS = ("BeforeTool", "AfterTool")
 HOOK_NAME = "hookbridge"
 

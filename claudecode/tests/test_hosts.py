@@ -75,6 +75,23 @@ def test_a_message_for_the_agent_after_a_tool_is_geminis_additional_context() ->
     }
 
 
+def test_geminis_after_agent_reads_as_claude_codes_stop_with_the_turns_last_words() -> None:
+    call = hook_calls.parse(GEMINI.to_claude(gemini("AfterAgent")), GEMINI.name)
+    assert call.event == "Stop"
+    assert call.body["host_event_name"] == "AfterAgent"
+    assert call.body["last_assistant_message"] == gemini("AfterAgent")["prompt_response"]
+    assert call.body["stop_hook_active"] is False
+
+
+def test_a_message_for_the_agent_when_its_turn_ends_is_geminis_block_with_the_next_prompt() -> None:
+    assert GEMINI.answer("Stop", {"decision": "block", "reason": "Use pnpm"}) == {
+        "decision": "block",
+        "reason": "Use pnpm",
+    }
+    assert GEMINI.answer("Stop", {}) == {}
+    assert GEMINI.no_decision(gemini("AfterAgent")) == {}, "with the server down the turn just ends"
+
+
 def test_codexs_permission_request_is_claude_codes_own_a_bash_command() -> None:
     call = hook_calls.parse(CODEX.to_claude(codex("PermissionRequest")), CODEX.name)
     assert (call.event, call.tool_name, call.host) == ("PermissionRequest", "Bash", "codex")

@@ -132,3 +132,44 @@ async def test_the_cli_asks_the_team_over_mcp_and_its_model_hears_the_answer(
                 cli.kill()
                 await cli.wait()
     assert model.heard("eu-west-1"), out
+
+
+def session_in(server: LiveServer, project: Path) -> str:
+    """The Gemini CLI session the server keeps for a run in `project` (its name says the folder)."""
+    said = server.manage(
+        "shell", "-c",
+        "from lifecycle.models import AgentSession; "
+        f"print(AgentSession.objects.filter(host='gemini', name__endswith={str(project)!r}).latest('created_at').guid)",
+    )  # fmt: skip
+    return said.strip().splitlines()[-1]
+
+
+async def test_a_persons_message_reaches_geminis_model_when_its_turn_ends(server: LiveServer, tmp_path: Path) -> None:
+    # An MCP tool runs no AfterTool hook (its matcher is the gated tools), so the message waits for AfterAgent.
+    home, project = registered(server, tmp_path)
+    question = "Which region, with a word on the side?"
+    ask = "mcp:mcp_hookbridge_ask_question:" + json.dumps({"question": question})
+    with scripted_gemini(ask, tmp_path) as model:
+        cli = await gemini(project, gemini_env(model, home, server.tokens["agent-a"]))
+        try:
+            asked = await server.wait_for_question(question, timeout=90)
+            session = session_in(server, project)
+            async with server.login() as http:
+                sent = await http.post(
+                    f"/sessions/{session}/messages",
+                    data={"text": "Use pnpm from now on"},
+                    headers={"HX-Request": "true"},
+                )
+            assert sent.status_code == 200, sent.text
+            assert (await server.answer_via_api(asked["id"], "eu-west-1")).status_code == 200
+            out = await finished(cli)
+        finally:
+            if cli.returncode is None:
+                cli.kill()
+                await cli.wait()
+    assert model.heard("eu-west-1"), out
+    assert model.heard("Use pnpm from now on"), out
+    async with server.login() as http:
+        timeline = (await http.get(f"/sessions/{session}/")).text
+    assert "The tool said:" in timeline, "the turn's last words, from AfterAgent"
+    assert cli.returncode == 0, out

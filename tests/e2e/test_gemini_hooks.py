@@ -118,7 +118,7 @@ async def test_without_the_team_gemini_is_told_to_ask_at_its_own_prompt_and_why_
 
 async def test_geminis_session_prompt_and_tool_use_become_one_session_timeline(server: LiveServer) -> None:
     session = str(uuid.uuid4())
-    for event in ("SessionStart", "BeforeAgent", "AfterTool", "SessionEnd"):
+    for event in ("SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"):
         code, out, err = await run_hook(server, body(event, session_id=session))
         assert (code, json.loads(out)) == (0, {}), err
     name, host, types = session_facts(server, session)
@@ -126,6 +126,10 @@ async def test_geminis_session_prompt_and_tool_use_become_one_session_timeline(s
     assert host == "gemini"
     assert "prompt" in types
     assert "tool" in types
+    assert types.index("stop") > types.index("tool"), "AfterAgent is the turn's end, as Claude Code's Stop"
+    async with server.login() as browser:
+        page = (await browser.get(f"/sessions/{session}/")).text
+    assert "Output: (empty)" in page, "the turn's last words (AfterAgent's prompt_response) are on the timeline"
 
 
 def test_register_gemini_writes_its_hooks_and_mcp_server_and_unregister_gives_the_file_back(
@@ -145,7 +149,15 @@ def test_register_gemini_writes_its_hooks_and_mcp_server_and_unregister_gives_th
     assert ours["hooks"][0]["command"].endswith(f" hook gemini --url {server.url}")
     assert ours["hooks"][0]["timeout"] == 600_000
     assert written["hooks"]["BeforeTool"][0]["hooks"][0]["command"] == "./lint.sh", "the person's own hook stays"
-    assert set(written["hooks"]) == {"BeforeTool", "AfterTool", "BeforeAgent", "SessionStart", "SessionEnd"}
+    assert set(written["hooks"]) == {
+        "BeforeTool",
+        "AfterTool",
+        "BeforeAgent",
+        "AfterAgent",
+        "SessionStart",
+        "SessionEnd",
+    }
+    assert "matcher" not in written["hooks"]["AfterAgent"][0], "every turn's end, whatever tool it ran"
     assert written["mcpServers"]["hookbridge"] == {
         "httpUrl": f"{server.url}/mcp", "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"},
     }  # fmt: skip
@@ -172,4 +184,26 @@ async def test_a_message_from_the_session_page_reaches_geminis_model_after_its_n
     assert context["hookEventName"] == "AfterTool"
     assert "Use pnpm, not npm" in context["additionalContext"]
     _, again, _ = await run_hook(server, body("AfterTool", session_id=session))
+    assert json.loads(again) == {}, "handed over once"
+
+
+async def test_a_message_from_the_session_page_reaches_geminis_model_when_its_turn_ends_once(
+    server: LiveServer,
+) -> None:
+    session = str(uuid.uuid4())
+    code, _, err = await run_hook(server, body("BeforeAgent", session_id=session))
+    assert code == 0, err
+    async with server.login() as http:
+        sent = await http.post(
+            f"/sessions/{session}/messages", data={"text": "Tag the release too"}, headers={"HX-Request": "true"}
+        )
+    assert sent.status_code == 200, sent.text
+    _, out, _ = await run_hook(server, body("AfterAgent", session_id=session, stop_hook_active=True))
+    assert json.loads(out) == {}, "a turn that is already a hook's continuation is let end: it would loop"
+    _, out, _ = await run_hook(server, body("AfterAgent", session_id=session))
+    answer = json.loads(out)
+    assert answer["decision"] == "block", "Gemini CLI sends the reason to its model as the next prompt"
+    assert "Tag the release too" in answer["reason"]
+    assert set(answer) == {"decision", "reason"}
+    _, again, _ = await run_hook(server, body("AfterAgent", session_id=session))
     assert json.loads(again) == {}, "handed over once"
