@@ -141,6 +141,7 @@ async def _handle(
 
     def record_and_collect() -> list[str]:
         service.record(session, call)
+        service.approvals_overtaken(session, call)
         # On a Stop that is already a hook's continuation, nothing is handed over: it would loop.
         if hands_over and (via == "PostToolUse" or (via == "Stop" and not stop_hook_active)):
             return service.deliveries(token, session, via)

@@ -132,6 +132,22 @@ def approval_key(tool_name: str, tool_input: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def approvals_overtaken(session: AgentSession, call: HookCall) -> int:
+    """A tool ran whose approval still waits on the dashboards: the host decided it elsewhere. The cards leave.
+
+    Claude Code's terminal UI asks at its own prompt while the PermissionRequest hook waits, and a "Yes" there
+    runs the tool without closing the hook's request (its Esc does close it), so the card would wait on for a
+    decision nobody can make any more. The tool use's PostToolUse says it ran: that very tool use, in the same
+    session, with the same input. Returns how many cards left.
+    """
+    if call.event != "PostToolUse":
+        return 0
+    key = approval_key(call.tool_name, call.tool_input if call.tool_input is not None else {})
+    waiting = Question.objects.filter(session=session, kind=Kind.APPROVAL, status=Status.PENDING, fingerprint=key)
+    # The held request is woken by the change and answers "no decision", which the host no longer reads.
+    return sum(question.host_stopped_waiting("the tool ran: decided at the host's own prompt") for question in waiting)
+
+
 def approval_text(tool_name: str, summary: str) -> str:
     return f"May the agent run {summary}?" if summary != tool_name else f"May the agent use {tool_name}?"
 

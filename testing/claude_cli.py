@@ -17,9 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from testing.live import ROOT, free_port
+from testing.terminal import Terminal
 
 CLAUDE = ROOT / "tests" / "claude_code" / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-stand-in"
+# The model the CLI is told to use (the stand-in answers any). This CLI marks it retired from 2026-11-30: a
+# warning line on its screen, though it still runs it (seen with the clock moved on by libfaketime). With a newer
+# model (claude-sonnet-4-6) its terminal UI starts in auto mode instead, behind an announcement to dismiss.
+MODEL = "claude-sonnet-4-5"
+VERSION = (
+    json.loads((CLAUDE.parent.parent / "@anthropic-ai" / "claude-code" / "package.json").read_text())["version"]
+    if CLAUDE.exists()
+    else ""
+)
 
 
 @dataclass
@@ -80,3 +90,35 @@ def cli_env(model: Model, home: Path, token: str) -> dict[str, str]:
         }
     )
     return env
+
+
+def used_home(home: Path, project: Path, mcp: dict[str, Any] | None = None, allowed: tuple[str, ...] = ()) -> None:
+    """A home prepared as a used install's is, for the CLI's terminal UI: onboarding done, `project` trusted,
+    the API key approved; `mcp` added as the user's MCP server `hookbridge`, `allowed` tools allowed."""
+    (home / ".claude").mkdir(parents=True)
+    state: dict[str, Any] = {
+        "hasCompletedOnboarding": True,
+        "lastOnboardingVersion": VERSION,
+        "numStartups": 10,
+        "theme": "dark",
+        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+        "projects": {
+            str(project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}
+        },
+    }
+    if mcp is not None:
+        state["mcpServers"] = {"hookbridge": mcp}
+    (home / ".claude.json").write_text(json.dumps(state))
+    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": list(allowed)}}))
+
+
+def claude_terminal(project: Path, env: dict[str, str], *args: str) -> Terminal:
+    """The CLI's terminal UI in tmux, in `project`."""
+    return Terminal(project, env, str(CLAUDE), "--model", MODEL, *args)
+
+
+def terminal_env(model: Model, home: Path, token: str) -> dict[str, str]:
+    # With tool search on, the CLI shows its model MCP tools only after a ToolSearch call, which the script does
+    # not make; a person's model makes it, and the call that follows is the same.
+    # The terminal is tmux's whatever the suite was started from (CI may have no TERM at all).
+    return {**cli_env(model, home, token), "ENABLE_TOOL_SEARCH": "false", "TERM": "screen-256color"}

@@ -34,6 +34,16 @@ class Terminal:
         await until("the prompt showing what was typed", lambda: text in self.screen(), 30, self.screen)
         self.keys("Enter")
 
+    async def choose(self, prompt: str, *keys: str) -> None:
+        """Answer the dialog that shows `prompt` with `keys`, again until it goes: keys pressed as it first draws
+        are lost, as typed text is."""
+        deadline = time.monotonic() + 30
+        while prompt in self.screen():
+            shown = self.screen()
+            assert time.monotonic() < deadline, f"{prompt!r} still asks after 30 s; the terminal shows:\n{shown}"
+            self.keys(*keys)
+            await until(f"{prompt!r} going", lambda: prompt not in self.screen(), 2, self.screen, fail=False)
+
     def keys(self, *keys: str) -> None:
         subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
 
@@ -41,12 +51,16 @@ class Terminal:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
 
 
-async def until(what: str, found: Callable[[], Any], timeout: float, screen: Callable[[], str]) -> Any:
+async def until(
+    what: str, found: Callable[[], Any], timeout: float, screen: Callable[[], str], *, fail: bool = True
+) -> Any:
     """`found()`'s first truthy value within `timeout` seconds; else an error saying `what` did not happen and
-    what the terminal shows."""
+    what the terminal shows (`fail=False`: None)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if value := found():
             return value
         await asyncio.sleep(0.25)
+    if not fail:
+        return None
     raise AssertionError(f"{what} did not happen within {timeout} s; the terminal shows:\n{screen()}")

@@ -21,7 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from testing.claude_cli import CLAUDE, Model, cli_env, scripted_model
+from testing.claude_cli import CLAUDE, MODEL, Model, cli_env, scripted_model
 from testing.live import LiveServer, free_port, serving
 
 pytestmark = [
@@ -48,7 +48,7 @@ async def run_cli(project: Path, env: dict[str, str], *args: str) -> asyncio.sub
         "-p",
         "make hi.txt",
         "--model",
-        "claude-sonnet-4-5",
+        MODEL,
         *args,
         cwd=project,
         env=env,

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from testing.claude_cli import API_KEY, CLAUDE, Model, cli_env, scripted_model
+from testing.claude_cli import CLAUDE, MODEL, Model, claude_terminal, scripted_model, terminal_env, used_home
 from testing.live import LiveServer, serving
 from testing.terminal import Terminal, until
 
@@ -34,8 +34,6 @@ pytestmark = [
     pytest.mark.timeout(360),
 ]
 
-VERSION = json.loads((CLAUDE.parent.parent / "@anthropic-ai" / "claude-code" / "package.json").read_text())["version"]
-
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
@@ -44,38 +42,12 @@ def server() -> Iterator[LiveServer]:
 
 
 def prepared_home(home: Path, project: Path, server: LiveServer) -> None:
-    (home / ".claude").mkdir(parents=True)
-    state = {
-        "hasCompletedOnboarding": True,
-        "lastOnboardingVersion": VERSION,
-        "numStartups": 10,
-        "theme": "dark",
-        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-        "projects": {
-            str(project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}
-        },
-        "mcpServers": {
-            "hookbridge": {
-                "type": "http",
-                "url": f"{server.url}/mcp",
-                "headers": {"Authorization": f"Bearer {server.tokens['agent-a']}"},
-            }
-        },
+    mcp = {
+        "type": "http",
+        "url": f"{server.url}/mcp",
+        "headers": {"Authorization": f"Bearer {server.tokens['agent-a']}"},
     }
-    (home / ".claude.json").write_text(json.dumps(state))
-    allowed = {"permissions": {"allow": ["mcp__hookbridge__ask_question"]}}
-    (home / ".claude" / "settings.json").write_text(json.dumps(allowed))
-
-
-def claude_terminal(project: Path, env: dict[str, str], *args: str) -> Terminal:
-    return Terminal(project, env, str(CLAUDE), "--model", "claude-sonnet-4-5", *args)
-
-
-def terminal_env(model: Model, home: Path, server: LiveServer) -> dict[str, str]:
-    # With tool search on, the CLI shows its model MCP tools only after a ToolSearch call, which the script does
-    # not make; a person's model makes it, and the call that follows is the same.
-    # The terminal is tmux's whatever the suite was started from (CI may have no TERM at all).
-    return {**cli_env(model, home, server.tokens["agent-a"]), "ENABLE_TOOL_SEARCH": "false", "TERM": "screen-256color"}
+    used_home(home, project, mcp, allowed=("mcp__hookbridge__ask_question",))
 
 
 async def asking_cli(server: LiveServer, home: Path, project: Path, env: dict[str, str]) -> Terminal:
@@ -143,7 +115,7 @@ async def test_the_interactive_cli_asks_as_a_task_works_on_and_its_model_hears_t
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     with scripted_model(command, tmp_path) as model:
-        env = terminal_env(model, home, server)
+        env = terminal_env(model, home, server.tokens["agent-a"])
         terminal = await asking_cli(server, home, project, env)
         try:
             asked = await asked_of(server, question, terminal.screen)
@@ -169,7 +141,7 @@ async def test_a_cli_killed_while_its_task_works_hears_the_answer_when_its_sessi
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     with scripted_model(command, tmp_path) as model:
-        env = terminal_env(model, home, server)
+        env = terminal_env(model, home, server.tokens["agent-a"])
         terminal = await asking_cli(server, home, project, env)
         try:
             asked = await asked_of(server, question, terminal.screen)
@@ -199,10 +171,10 @@ async def test_a_headless_run_declares_no_tasks_and_its_call_waits_for_the_answe
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     with scripted_model(command, tmp_path) as model:
-        env = terminal_env(model, home, server)
+        env = terminal_env(model, home, server.tokens["agent-a"])
         prepared_home(home, project, server)
         cli = await asyncio.create_subprocess_exec(
-            str(CLAUDE), "-p", "Ask the team which region to deploy to", "--model", "claude-sonnet-4-5",
+            str(CLAUDE), "-p", "Ask the team which region to deploy to", "--model", MODEL,
             cwd=project, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         try:
@@ -237,7 +209,7 @@ async def test_offered_in_the_terminal_a_person_there_answers_and_the_teams_card
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     with scripted_model(command, tmp_path) as model:
-        env = terminal_env(model, home, server)
+        env = terminal_env(model, home, server.tokens["agent-a"])
         terminal = await asking_cli(server, home, project, env)
         try:
             asked = await asked_of(server, question, terminal.screen)

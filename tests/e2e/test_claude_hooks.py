@@ -280,6 +280,28 @@ async def test_the_host_leaving_takes_the_card_away_within_a_second(server: Live
     assert refused.status_code == 409
 
 
+async def test_a_tool_that_ran_on_a_decision_at_the_terminal_takes_its_card_away_though_the_request_stays_open(
+    server: LiveServer,
+) -> None:
+    # Claude Code's terminal UI: a "Yes" at its own prompt runs the tool and leaves the hook's request open.
+    sent = body("PermissionRequest")
+    request = asyncio.ensure_future(hook(server, sent))
+    approval = await pending_approval(server, sent["session_id"])
+    other = body("PostToolUse", session_id=sent["session_id"], tool_input={"command": "ls"})
+    assert (await hook(server, other)).json() == {}
+    assert {q["id"]: q for q in await server.questions()}[approval["id"]]["status"] == "pending", (
+        "another tool use ran: this one still waits"
+    )
+    ran = body("PostToolUse", session_id=sent["session_id"], tool_name=sent["tool_name"], tool_input=sent["tool_input"])
+    assert (await hook(server, ran)).json() == {}
+    now = {q["id"]: q for q in await server.questions()}[approval["id"]]
+    assert (now["status"], now["cancelReason"]) == ("cancelled", "host_decided")
+    response = await asyncio.wait_for(request, 5)
+    assert response.json() == {}, "the held request is let go with no decision, which the host no longer reads"
+    refused = await server.answer_via_api(approval["id"], {"behavior": "allow"})
+    assert refused.status_code == 409
+
+
 async def test_the_server_says_no_decision_before_the_hosts_timeout(server: LiveServer) -> None:
     sent = body("PermissionRequest", tool_input={"command": "sleep 1"})
     started = time.monotonic()
