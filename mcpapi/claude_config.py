@@ -235,9 +235,26 @@ def _ours(hook: Any, url: str) -> bool:
     return isinstance(hook, dict) and hook.get("type") == "http" and hook.get("url") == url
 
 
+def approving_url(url: str) -> str:
+    """The hooks' URL for a PreToolUse that waits for the team's decision (`register_claude --approve`)."""
+    return f"{url}?approve=1"
+
+
+def add_approving_hook(data: dict[str, Any], entry: dict[str, Any], tools: str) -> bool:
+    """A PreToolUse hook to the approving URL for the tools `tools` matches (once); whether it was added.
+
+    Claude Code asks nobody for what its own rules or its auto mode allow, so no PermissionRequest comes; a
+    PreToolUse to /hooks/claude?approve=1 waits for a person whatever the mode.
+    """
+    approving = {**entry, "url": approving_url(entry["url"])}
+    added = add_hooks(data, ["PreToolUse"], approving, tools, ours=lambda hook: _ours(hook, approving["url"]))
+    return bool(added)
+
+
 def remove_hooks(data: dict[str, Any], url: str) -> list[str]:
-    """Remove every HTTP hook to `url`, and the groups, lists and object that leaves empty; returns the events."""
-    return remove_hooks_where(data, lambda hook: _ours(hook, url))
+    """Remove every HTTP hook to `url` (its approving URL too), and the groups, lists and object that leaves
+    empty; returns the events."""
+    return remove_hooks_where(data, lambda hook: _ours(hook, url) or _ours(hook, approving_url(url)))
 
 
 def remove_hooks_where(data: dict[str, Any], ours: Callable[[Any], bool]) -> list[str]:

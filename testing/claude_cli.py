@@ -25,6 +25,8 @@ API_KEY = "sk-stand-in"
 # warning line on its screen, though it still runs it (seen with the clock moved on by libfaketime). With a newer
 # model (claude-sonnet-4-6) its terminal UI starts in auto mode instead, behind an announcement to dismiss.
 MODEL = "claude-sonnet-4-5"
+# A model this CLI's terminal UI starts in auto mode with (MODEL starts in Manual mode).
+AUTO_MODEL = "claude-sonnet-4-6"
 VERSION = (
     json.loads((CLAUDE.parent.parent / "@anthropic-ai" / "claude-code" / "package.json").read_text())["version"]
     if CLAUDE.exists()
@@ -112,9 +114,9 @@ def used_home(home: Path, project: Path, mcp: dict[str, Any] | None = None, allo
     (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": list(allowed)}}))
 
 
-def claude_terminal(project: Path, env: dict[str, str], *args: str) -> Terminal:
+def claude_terminal(project: Path, env: dict[str, str], *args: str, model: str = MODEL) -> Terminal:
     """The CLI's terminal UI in tmux, in `project`."""
-    return Terminal(project, env, str(CLAUDE), "--model", MODEL, *args)
+    return Terminal(project, env, str(CLAUDE), "--model", model, *args)
 
 
 def terminal_env(model: Model, home: Path, token: str) -> dict[str, str]:

@@ -110,3 +110,42 @@ def test_it_refuses_a_settings_file_that_is_not_json(project: Path, db: None) ->
     with pytest.raises(CommandError, match="not valid JSON"):
         run("register_claude", "--hooks", "--project", str(project), "--url", URL, "--token", "t")
     assert path.read_text() == "{ broken"
+
+
+def test_approve_adds_a_pre_tool_use_that_waits_for_the_team_and_unregister_takes_it_too(
+    project: Path, db: None
+) -> None:
+    path = project / ".claude" / "settings.local.json"
+    before = path.read_bytes()
+    options = ["--hooks", "--project", str(project), "--url", URL, "--token", "t", "--approve", "Bash|Write"]
+    said = run("register_claude", *options)
+    assert "PreToolUse (Bash|Write: every use waits for the team)" in said
+    groups = json.loads(path.read_text())["hooks"]["PreToolUse"]
+    approving = [group for group in groups if group["hooks"][0]["url"].endswith("?approve=1")]
+    assert approving == [
+        {
+            "matcher": "Bash|Write",
+            "hooks": [
+                {
+                    "type": "http",
+                    "url": "http://127.0.0.1:8123/hooks/claude?approve=1",
+                    "timeout": 600,
+                    "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"},
+                    "allowedEnvVars": ["HOOKBRIDGE_TOKEN"],
+                }
+            ],
+        }
+    ]
+    assert len(groups) == 2, "beside the PreToolUse that records every tool use"
+    run("register_claude", *options)
+    assert path.read_text().count("?approve=1") == 1, "a second register adds nothing"
+    run("unregister_claude", "--hooks", "--project", str(project), "--url", URL)
+    assert path.read_bytes() == before
+
+
+def test_approve_refuses_a_pattern_that_is_not_a_regular_expression_and_writes_nothing(project: Path, db: None) -> None:
+    path = project / ".claude" / "settings.local.json"
+    before = path.read_bytes()
+    with pytest.raises(CommandError, match=r"--approve: 'Bash\(' is not a regular expression"):
+        run("register_claude", "--hooks", "--project", str(project), "--url", URL, "--token", "t", "--approve", "Bash(")
+    assert path.read_bytes() == before

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from testing.claude_cli import CLAUDE, claude_terminal, scripted_model, terminal_env, used_home
+from testing.claude_cli import AUTO_MODEL, CLAUDE, MODEL, claude_terminal, scripted_model, terminal_env, used_home
 from testing.live import LiveServer, free_port, serving
 from testing.terminal import Terminal, until
 
@@ -35,22 +35,23 @@ def server() -> Iterator[LiveServer]:
     yield from serving()
 
 
-def registered(server: LiveServer, tmp_path: Path, url: str) -> tuple[Path, Path]:
+def registered(server: LiveServer, tmp_path: Path, url: str, *options: str) -> tuple[Path, Path]:
     """A used home and a project whose hooks `register_claude --hooks` pointed at `url`."""
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     used_home(home, project)
     server.manage(
-        "register_claude", "--hooks", "--project", str(project), "--url", url, "--token", server.tokens["agent-a"]
-    )
+        "register_claude", "--hooks", "--project", str(project), "--url", url, "--token", server.tokens["agent-a"],
+        *options,
+    )  # fmt: skip
     return home, project
 
 
-async def started(project: Path, env: dict[str, str]) -> Terminal:
+async def started(project: Path, env: dict[str, str], *, model: str = MODEL, ready: str = "for shortcuts") -> Terminal:
     """The TUI, told at its prompt to make the file (its model asks for the Bash command)."""
-    terminal = claude_terminal(project, env)
+    terminal = claude_terminal(project, env, model=model)
     try:
-        await until("the prompt", lambda: "for shortcuts" in terminal.screen(), 120, terminal.screen)
+        await until("the prompt", lambda: ready in terminal.screen(), 120, terminal.screen)
         await terminal.type("make hi.txt")
     except BaseException:
         terminal.close()
@@ -151,3 +152,31 @@ async def test_with_the_server_down_the_interactive_cli_asks_at_its_own_prompt_a
             terminal.close()
     assert (project / "hi.txt").read_text() == "asked\n"
     assert not [q for q in await server.questions() if q["payload"].get("tool_input", {}).get("command") == DOWN]
+
+
+AUTO = "echo auto > hi.txt && cat hi.txt"
+
+
+async def test_in_auto_mode_a_command_registered_with_approve_waits_for_the_team_though_claude_code_would_run_it(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    # With a model that has it, this CLI's terminal UI starts in auto mode, where it runs what it judges
+    # low-risk without asking, so no PermissionRequest comes (seen: this command ran, no card). `--approve Bash`
+    # adds a PreToolUse hook that waits for the team on every Bash command, whatever the mode.
+    home, project = registered(server, tmp_path, server.url, "--approve", "Bash")
+    with scripted_model(AUTO, tmp_path) as model:
+        env = terminal_env(model, home, server.tokens["agent-a"])
+        terminal = await started(project, env, model=AUTO_MODEL, ready="auto mode on")
+        try:
+            approval = await pending_approval(server, AUTO, terminal)
+            assert approval["payload"]["event"] == "PreToolUse"
+            await asyncio.sleep(1)  # a command that ran unasked would have written the file by now
+            assert not (project / "hi.txt").exists(), "held in auto mode until the team decides"
+            assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+            await until("the command running", (project / "hi.txt").exists, 60, terminal.screen)
+            await until(
+                "the model hearing the output", lambda: "The tool said: auto" in terminal.screen(), 60, terminal.screen
+            )
+        finally:
+            terminal.close()
+    assert (project / "hi.txt").read_text() == "auto\n"

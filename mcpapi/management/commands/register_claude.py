@@ -48,6 +48,13 @@ class Command(commands.Command):
             default=",".join(claude_config.HOOK_EVENTS),
             help=f"the events to send (default: {','.join(claude_config.HOOK_EVENTS)})",
         )
+        hooks.add_argument(
+            "--approve",
+            default="",
+            metavar="TOOLS",
+            help="tools (a regular expression on the tool's name, e.g. 'Bash|Write|Edit') whose every use waits for "
+            "the team's decision, even where Claude Code would run it without asking (its auto mode, its allow rules)",
+        )
         hooks.add_argument("--token-env", default="HOOKBRIDGE_TOKEN", help="the variable the token is read from")
         hooks.add_argument("--timeout", type=int, default=600, help="the host's hook timeout in seconds")
 
@@ -88,12 +95,20 @@ class Command(commands.Command):
             raise CommandError(f"--events: unknown event {', '.join(unknown) or '(none given)'}; known: {known}")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", options["token_env"]):
             raise CommandError(f"--token-env: {options['token_env']!r} is not an environment variable name")
+        approve = options["approve"].strip()
+        if approve:
+            try:
+                re.compile(approve)
+            except re.error as exc:
+                raise CommandError(f"--approve: {approve!r} is not a regular expression ({exc})") from None
         path = hooks_settings_path(options)
         url = hooks_url(options)
         entry = claude_config.hook_entry(url, options["token_env"], options["timeout"])
         try:
             data = claude_config.load(path)
             added = claude_config.add_hooks(data, events, entry)
+            if approve and claude_config.add_approving_hook(data, entry, approve):
+                added.append(f"PreToolUse ({approve}: every use waits for the team)")
         except claude_config.ConfigError as exc:
             raise CommandError(str(exc)) from None
         if added:
