@@ -145,7 +145,10 @@ def approvals_overtaken(session: AgentSession, call: HookCall) -> int:
     key = approval_key(call.tool_name, call.tool_input if call.tool_input is not None else {})
     waiting = Question.objects.filter(session=session, kind=Kind.APPROVAL, status=Status.PENDING, fingerprint=key)
     # The held request is woken by the change and answers "no decision", which the host no longer reads.
-    return sum(question.host_stopped_waiting("the tool ran: decided at the host's own prompt") for question in waiting)
+    return sum(question.host_stopped_waiting(TOOL_RAN) for question in waiting)
+
+
+TOOL_RAN = "the tool ran: decided at the host's own prompt"
 
 
 def approval_text(tool_name: str, summary: str) -> str:
@@ -215,6 +218,9 @@ def approval_decided(session: AgentSession, question: Question) -> None:
         answer = question.answer
         decision, by = answer.data.get("behavior", "?"), answer.answered_by
         activity = f"{'allowed' if decision == 'allow' else 'denied'} {question.payload.get('tool_name', '')} ({by})"
+    elif question.agent_left_reason == TOOL_RAN:
+        # The tool ran on a decision at the host's own prompt: its PostToolUse says what the agent does now.
+        decision, by, activity = "none", question.outcome_words, None
     else:
         decision, by = "none", question.outcome_words
         activity = f"no decision on {question.payload.get('tool_name', '')}: the host asks at the terminal"

@@ -298,6 +298,15 @@ async def test_a_tool_that_ran_on_a_decision_at_the_terminal_takes_its_card_away
     assert (now["status"], now["cancelReason"]) == ("cancelled", "host_decided")
     response = await asyncio.wait_for(request, 5)
     assert response.json() == {}, "the held request is let go with no decision, which the host no longer reads"
+    for _ in range(40):  # the approval's line in the session's history is written once its request is let go
+        recorded = events_of(server, sent["session_id"])
+        if [kind for kind, _ in recorded].count("approval") == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert recorded[-1][1]["decision"] == "none"
+    async with httpx2.AsyncClient(headers=server.auth("agent-a")) as http:
+        session = (await http.get(f"{server.url}/api/sessions/{sent['session_id']}")).json()
+    assert session["status"]["message"].startswith("ran Bash"), "the agent has moved on: its status says so"
     refused = await server.answer_via_api(approval["id"], {"behavior": "allow"})
     assert refused.status_code == 409
 
