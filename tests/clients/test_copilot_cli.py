@@ -3,13 +3,15 @@
 Copilot CLI runs its own model provider here (BYOK: Anthropic's API, the scripted model Claude Code's tests
 use, testing/model_stand_in.py) with COPILOT_OFFLINE=true. Its permissionRequest hook runs in `copilot -p` too,
 before its own permission flow, so the prompt mode scripts and CI use is where a team approval matters most:
-with nobody to ask there, Copilot CLI refuses what nobody allowed.
+with nobody to ask there, Copilot CLI refuses what nobody allowed. Its terminal UI, as people run it, waits on
+the same hook (it shows no prompt of its own meanwhile): one test drives it in tmux.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from testing.claude_cli import Model, scripted_model
 from testing.copilot_cli import COPILOT, copilot_env, heard
 from testing.host_hooks import add_rule, drop_rules, pending_approval
 from testing.live import LiveServer, free_port, serving
+from testing.terminal import Terminal, until
 
 pytestmark = [
     pytest.mark.skipif(not COPILOT.exists(), reason="the Copilot CLI is not installed (make copilot-deps)"),
@@ -139,3 +142,35 @@ async def test_a_persons_message_reaches_copilots_model_when_its_turn_ends(serve
         finally:
             out = await finished(cli)
     assert heard(model, "Use pnpm from now on"), out
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the CLI's terminal (make system-deps)")
+async def test_copilots_interactive_tui_runs_a_command_only_once_the_team_allows_it(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    # As people run it: its terminal UI (in tmux), the folder trusted at its first question, the task typed in.
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    token = server.tokens["agent-a"]
+    server.manage("register_copilot", "--copilot-home", str(home / ".copilot"), "--url", server.url, "--token", token)
+    with scripted_model(COMMAND, tmp_path) as model:
+        env = {**copilot_env(model, home, token), "TERM": "screen-256color"}
+        terminal = Terminal(project, env, str(COPILOT))
+        try:
+            trusted = "Do you trust the files in this folder?"
+            await until("its question about the folder", lambda: trusted in terminal.screen(), 120, terminal.screen)
+            await terminal.choose(trusted, "Enter")
+            await until("the prompt", lambda: "Manual Approval" in terminal.screen(), 60, terminal.screen)
+            await terminal.type("Do the task")
+            approval = await pending_approval(server, COMMAND, timeout=90)
+            assert approval["payload"]["host_title"] == "Copilot CLI"
+            await asyncio.sleep(1)  # a command that ran unasked would have written the file by now
+            assert not (project / "hi.txt").exists(), f"held: nothing ran yet\n{terminal.screen()}"
+            assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+            await until("the command running", (project / "hi.txt").exists, 60, terminal.screen)
+            await until(
+                "the model hearing it ran", lambda: heard(model, "completed with exit code 0"), 60, terminal.screen
+            )
+        finally:
+            terminal.close()
+    assert (project / "hi.txt").read_text() == "made\n"
