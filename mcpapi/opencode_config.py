@@ -30,11 +30,17 @@ WAIT_MS = 600_000
 
 PLUGIN = """MARK
 // It sends OpenCode's permission requests to the team and replies with their decision; with none, OpenCode's
-// own prompt asks.
+// own prompt asks. A request answered at that prompt first is let go, so its card leaves the dashboards.
 const URL = HOOKS_URL;
+const waiting = new Map(); // permission request id -> the AbortController of its request to the team
 
 export const HookBridge = async ({ client, directory }) => ({
   event: async ({ event }) => {
+    if (event.type === "permission.replied") {
+      const replied = event.properties;
+      waiting.get(replied.requestID ?? replied.permissionID)?.abort();
+      return;
+    }
     if (event.type !== "permission.asked") return;
     const asked = event.properties;
     const body = {
@@ -46,16 +52,22 @@ export const HookBridge = async ({ client, directory }) => ({
       tool_use_id: asked.tool?.callID,
     };
     let decided = {};
+    const leaving = new AbortController();
+    waiting.set(asked.id, leaving);
+    const timer = setTimeout(() => leaving.abort(), WAIT_MS);
     try {
       const response = await fetch(URL, {
         method: "POST",
         headers: { "Content-Type": "application/json", Authorization: `Bearer ${process.env.HOOKBRIDGE_TOKEN ?? ""}` },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(WAIT_MS),
+        signal: leaving.signal,
       });
       if (response.ok) decided = await response.json();
     } catch {
-      return; // the server cannot be asked: OpenCode's own prompt asks
+      return; // answered at OpenCode's own prompt, or the server cannot be asked: that prompt decides
+    } finally {
+      clearTimeout(timer);
+      waiting.delete(asked.id);
     }
     if (decided.reply !== "once" && decided.reply !== "reject") return;
     await client.postSessionIdPermissionsPermissionId({

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,6 +90,33 @@ async def test_a_deny_runs_nothing_and_takes_opencodes_own_prompt_away(server: L
             assert not run.made()
         finally:
             run.terminal.close()
+
+
+async def test_a_command_allowed_at_opencodes_own_prompt_runs_and_its_card_leaves_the_dashboard(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    with scripted_model(COMMAND, tmp_path) as model:
+        run = Run(server, tmp_path, model)
+        try:
+            approval = await pending_approval(server, COMMAND, timeout=120)
+            await until(
+                "OpenCode's own prompt", lambda: "Permission required" in run.terminal.screen(), 30, run.terminal.screen
+            )
+            # The person at the terminal allows it (the prompt's first choice, Allow once).
+            await run.terminal.choose("Permission required", "Enter")
+            await until("the command running", run.made, 60, run.terminal.screen)
+            left: dict[str, Any] | None = None
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                found = next(q for q in await server.questions() if q["id"] == approval["id"])
+                if found["status"] != "pending":
+                    left = found
+                    break
+                await asyncio.sleep(0.25)
+        finally:
+            run.terminal.close()
+    assert left is not None, "the card still waits for a decision the terminal made"
+    assert (left["status"], left["cancelReason"]) == ("cancelled", "host_decided")
 
 
 async def test_with_the_server_down_opencodes_own_prompt_asks_and_nothing_runs(
