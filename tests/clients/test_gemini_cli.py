@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +17,10 @@ from typing import Any
 
 import pytest
 
+from testing import host_hooks
 from testing.gemini_cli import GEMINI, GeminiModel, gemini_env, gemini_home, scripted_gemini
 from testing.live import LiveServer, free_port, serving
+from testing.terminal import Terminal, until
 
 pytestmark = [
     pytest.mark.skipif(not GEMINI.exists(), reason="the Gemini CLI is not installed (make gemini-deps)"),
@@ -173,3 +176,44 @@ async def test_a_persons_message_reaches_geminis_model_when_its_turn_ends(server
         timeline = (await http.get(f"/sessions/{session}/")).text
     assert "The tool said:" in timeline, "the turn's last words, from AfterAgent"
     assert cli.returncode == 0, out
+
+
+async def interactive(server: LiveServer, tmp_path: Path, model: GeminiModel) -> tuple[Terminal, Path]:
+    """Gemini CLI's terminal UI, as people run it (registered without --headless), told to make the file."""
+    home, project = tmp_path / "home", tmp_path / "shop"
+    project.mkdir()
+    settings = gemini_home(home)
+    token = server.tokens["agent-a"]
+    server.manage("register_gemini", "--settings-file", str(settings), "--url", server.url, "--token", token)
+    terminal = Terminal(project, {**gemini_env(model, home, token), "TERM": "screen-256color"}, str(GEMINI))
+    try:
+        await until("the prompt", lambda: "Type your message" in terminal.screen(), 120, terminal.screen)
+        await terminal.type("make hi.txt")
+    except BaseException:
+        terminal.close()
+        raise
+    return terminal, project
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the CLI's terminal (make system-deps)")
+async def test_the_interactive_cli_runs_a_command_once_the_team_and_then_its_own_prompt_allow_it(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    # A BeforeTool hook's "allow" cannot override the CLI's own approval mode (0.61: the hook may only ask or
+    # deny), so in its default mode the team's allow is followed by its own prompt; `--yolo` leaves the team's.
+    with scripted_gemini(COMMAND, tmp_path) as model:
+        terminal, project = await interactive(server, tmp_path, model)
+        try:
+            approval = await host_hooks.pending_approval(server, COMMAND, timeout=90)
+            await asyncio.sleep(1)  # a command that ran unasked would have written the file by now
+            assert not (project / "hi.txt").exists(), f"held: nothing ran yet\n{terminal.screen()}"
+            own = "Allow execution of"
+            assert own not in terminal.screen(), "the team is asked first"
+            assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+            await until("its own prompt, after the team's allow", lambda: own in terminal.screen(), 60, terminal.screen)
+            assert not (project / "hi.txt").exists()
+            await terminal.choose(own, "1")  # the person at the terminal: 1. Allow once
+            await until("the command running", (project / "hi.txt").exists, 60, terminal.screen)
+            await until("the model hearing it ran", lambda: model.heard("Output: (empty)"), 60, terminal.screen)
+        finally:
+            terminal.close()
