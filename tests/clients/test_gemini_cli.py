@@ -217,3 +217,25 @@ async def test_the_interactive_cli_runs_a_command_once_the_team_and_then_its_own
             await until("the model hearing it ran", lambda: model.heard("Output: (empty)"), 60, terminal.screen)
         finally:
             terminal.close()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the CLI's terminal (make system-deps)")
+async def test_a_command_cancelled_with_esc_never_runs_though_the_team_allows_it_after(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    # Esc cancels the turn but not its BeforeTool hook: Gemini CLI queues the next prompt until the hook ends.
+    with scripted_gemini(COMMAND, tmp_path) as model:
+        terminal, project = await interactive(server, tmp_path, model)
+        try:
+            approval = await host_hooks.pending_approval(server, COMMAND, timeout=90)
+            await until("the hook running", lambda: "Executing Hook" in terminal.screen(), 30, terminal.screen)
+            terminal.keys("Escape")
+            await until("the turn cancelled", lambda: "Request cancelled" in terminal.screen(), 30, terminal.screen)
+            await terminal.type("never mind")
+            await until("the prompt queued", lambda: "Queued" in terminal.screen(), 30, terminal.screen)
+            assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+            await until("the queued prompt sent", lambda: model.heard("never mind"), 60, terminal.screen)
+            await asyncio.sleep(1)
+            assert not (project / "hi.txt").exists(), f"a cancelled command ran\n{terminal.screen()}"
+        finally:
+            terminal.close()

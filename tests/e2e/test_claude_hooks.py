@@ -311,6 +311,17 @@ async def test_a_tool_that_ran_on_a_decision_at_the_terminal_takes_its_card_away
     assert refused.status_code == 409
 
 
+async def test_a_new_prompt_leaves_claude_codes_waiting_approval_waiting(server: LiveServer) -> None:
+    # Its Esc closes the hook's request itself; a prompt typed meanwhile is no sign the approval was left behind.
+    sent = body("PermissionRequest")
+    request = asyncio.ensure_future(hook(server, sent))
+    approval = await pending_approval(server, sent["session_id"])
+    assert (await hook(server, body("UserPromptSubmit", session_id=sent["session_id"]))).json() == {}
+    assert {q["id"]: q for q in await server.questions()}[approval["id"]]["status"] == "pending"
+    assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
+    assert (await asyncio.wait_for(request, 5)).json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+
+
 async def test_the_server_says_no_decision_before_the_hosts_timeout(server: LiveServer) -> None:
     sent = body("PermissionRequest", tool_input={"command": "sleep 1"})
     started = time.monotonic()
