@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Locator, Page, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from testing.live import PASSWORD, ROOT, LiveServer
 
@@ -41,7 +42,12 @@ async def open_question(page: Page, needle: str, selector: str = "article.questi
     if not await card.is_visible():
         back = page.locator(".back-bar button")
         if await back.is_visible():  # another question is open full screen: back to the list first
-            await back.click()
+            try:
+                await back.click(timeout=5_000)
+            except PlaywrightTimeoutError:
+                # It went back by itself meanwhile (the open question was answered and left): as asked.
+                if await back.is_visible():
+                    raise
         await page.locator(f'.triage-row[data-for="{await card.get_attribute("id")}"]').click()
         await expect(card).to_be_visible()
     return card

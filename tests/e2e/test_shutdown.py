@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,7 +35,8 @@ def worker(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
 
 async def busy(worker: LiveServer, stop: asyncio.Event, served: list[int]) -> None:
     """Requests of every kind, back to back, until the worker goes: API reads, dashboard pages, hook events."""
-    hook = json.loads((FIXTURES / "PostToolUse.json").read_text())
+    # Another session's tool use: a PostToolUse of the held approval's own would say it ran, and take its card away.
+    hook = {**json.loads((FIXTURES / "PostToolUse.json").read_text()), "session_id": str(uuid.uuid4())}
     async with worker.login() as browser, httpx2.AsyncClient(timeout=10) as http:
         while not stop.is_set():
             try:
