@@ -91,9 +91,9 @@ class Gemini(Host):
         return said
 
     def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
-        if event == "Stop" and answer.get("decision") == "block":
-            # People's messages and late answers, handed over when the turn ends: the model's next prompt.
-            return {"decision": "block", "reason": str(answer.get("reason") or "")}
+        if event == "Stop":
+            # Claude Code's {"decision": "block", "reason": …} is Gemini's own: the reason is the model's next prompt.
+            return answer
         if event == "PermissionRequest":
             decision = _decision(answer)
             if decision is None:

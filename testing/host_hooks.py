@@ -63,6 +63,24 @@ async def pending_approval(server: LiveServer, command: str, timeout: float = 30
     raise AssertionError(f"no approval for {command!r}; server log:\n{server.log()[-3000:]}")
 
 
+async def card_left(server: LiveServer, question_id: str, timeout: float = 30) -> dict[str, Any] | None:
+    """The question `question_id` once it is no longer pending (its card has left), or None after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = next(q for q in await server.questions() if q["id"] == question_id)
+        if found["status"] != "pending":
+            return found
+        await asyncio.sleep(0.25)
+    return None
+
+
+async def message_on_page(server: LiveServer, session: str, text: str) -> None:
+    """A person's message to the agent of `session`, sent from its session page."""
+    async with server.login() as http:
+        sent = await http.post(f"/sessions/{session}/messages", data={"text": text}, headers={"HX-Request": "true"})
+    assert sent.status_code == 200, sent.text
+
+
 def session_facts(server: LiveServer, guid: str) -> tuple[str, str, list[str]]:
     """(name, host, event types in order) of the session `guid`, as the server stored it."""
     said = server.manage(

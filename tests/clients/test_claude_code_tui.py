@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from testing.claude_cli import AUTO_MODEL, CLAUDE, MODEL, claude_terminal, scripted_model, terminal_env, used_home
+from testing.host_hooks import card_left
 from testing.live import LiveServer, free_port, serving
 from testing.terminal import Terminal, until
 
@@ -113,14 +114,7 @@ async def test_a_command_allowed_at_the_interactive_clis_own_prompt_runs_and_its
             await terminal.choose("Do you want to proceed?", "Enter")
             await until("the command running", (project / "hi.txt").exists, 60, terminal.screen)
 
-            left: dict[str, Any] | None = None
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                found = next(q for q in await server.questions() if q["id"] == approval["id"])
-                if found["status"] != "pending":
-                    left = found
-                    break
-                await asyncio.sleep(0.25)
+            left = await card_left(server, approval["id"], timeout=60)
         finally:
             terminal.close()
     assert left is not None, "the card still waits for a decision the terminal made"

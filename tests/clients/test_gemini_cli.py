@@ -157,13 +157,7 @@ async def test_a_persons_message_reaches_geminis_model_when_its_turn_ends(server
         try:
             asked = await server.wait_for_question(question, timeout=90)
             session = session_in(server, project)
-            async with server.login() as http:
-                sent = await http.post(
-                    f"/sessions/{session}/messages",
-                    data={"text": "Use pnpm from now on"},
-                    headers={"HX-Request": "true"},
-                )
-            assert sent.status_code == 200, sent.text
+            await host_hooks.message_on_page(server, session, "Use pnpm from now on")
             assert (await server.answer_via_api(asked["id"], "eu-west-1")).status_code == 200
             out = await finished(cli)
         finally:

@@ -12,15 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from testing.claude_cli import Model, scripted_model
-from testing.host_hooks import pending_approval
+from testing.host_hooks import card_left, pending_approval
 from testing.live import LiveServer, free_port, serving
 from testing.opencode_cli import OPENCODE, opencode_config, opencode_env
 from testing.terminal import Terminal, until
@@ -105,14 +103,7 @@ async def test_a_command_allowed_at_opencodes_own_prompt_runs_and_its_card_leave
             # The person at the terminal allows it (the prompt's first choice, Allow once).
             await run.terminal.choose("Permission required", "Enter")
             await until("the command running", run.made, 60, run.terminal.screen)
-            left: dict[str, Any] | None = None
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                found = next(q for q in await server.questions() if q["id"] == approval["id"])
-                if found["status"] != "pending":
-                    left = found
-                    break
-                await asyncio.sleep(0.25)
+            left = await card_left(server, approval["id"])
         finally:
             run.terminal.close()
     assert left is not None, "the card still waits for a decision the terminal made"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from testing import host_hooks
-from testing.host_hooks import add_rule, drop_rules, fixture_body, pending_approval, session_facts
+from testing.host_hooks import add_rule, drop_rules, fixture_body, message_on_page, pending_approval, session_facts
 from testing.live import LiveServer, free_port, serving
 
 
@@ -174,11 +174,7 @@ async def test_a_message_from_the_session_page_reaches_geminis_model_after_its_n
     session = str(uuid.uuid4())
     code, _, err = await run_hook(server, body("BeforeAgent", session_id=session))
     assert code == 0, err
-    async with server.login() as http:
-        sent = await http.post(
-            f"/sessions/{session}/messages", data={"text": "Use pnpm, not npm"}, headers={"HX-Request": "true"}
-        )
-    assert sent.status_code == 200, sent.text
+    await message_on_page(server, session, "Use pnpm, not npm")
     _, out, _ = await run_hook(server, body("AfterTool", session_id=session))
     context = json.loads(out)["hookSpecificOutput"]
     assert context["hookEventName"] == "AfterTool"
@@ -193,11 +189,7 @@ async def test_a_message_from_the_session_page_reaches_geminis_model_when_its_tu
     session = str(uuid.uuid4())
     code, _, err = await run_hook(server, body("BeforeAgent", session_id=session))
     assert code == 0, err
-    async with server.login() as http:
-        sent = await http.post(
-            f"/sessions/{session}/messages", data={"text": "Tag the release too"}, headers={"HX-Request": "true"}
-        )
-    assert sent.status_code == 200, sent.text
+    await message_on_page(server, session, "Tag the release too")
     _, out, _ = await run_hook(server, body("AfterAgent", session_id=session, stop_hook_active=True))
     assert json.loads(out) == {}, "a turn that is already a hook's continuation is let end: it would loop"
     _, out, _ = await run_hook(server, body("AfterAgent", session_id=session))
