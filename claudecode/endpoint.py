@@ -30,10 +30,11 @@ from django.db import DatabaseError
 from django.utils import timezone
 from starlette.types import Receive, Scope, Send
 
-from claudecode import hook_calls, hosts, policy, service
+from approvals import rules as policy
+from approvals.rules import RuleDecision
+from claudecode import hook_calls, hosts, service
 from claudecode.hook_calls import BadHookBody, HookCall
 from claudecode.hosts import Host
-from claudecode.policy import RuleDecision
 from core import jsonapi
 from core.asgi_io import header, read_body, send_json
 from core.db import database_sync_to_async
@@ -125,9 +126,9 @@ async def _handle(
         ruled = await policy.decide_by_rule(
             call.tool_name, call.tool_input, call.cwd, since=t0, project_id=token.project_id
         )
-        if ruled is not None and (asks or ruled.rule.action == "deny"):
+        if ruled is not None and (asks or ruled.ruling.action == "deny"):
             # Decided without a person: answered first, written after (the host is not kept waiting on a write).
-            await send.answer(host_answer(call, ruled.decision, by=ruled.rule.label))
+            await send.answer(host_answer(call, ruled.decision, by=ruled.label))
             await _record_rule(call, token, ruled)
             return
     session = await _session(call, token)
@@ -174,7 +175,7 @@ async def _record_rule(call: HookCall, token: AgentToken, ruled: RuleDecision) -
         await database_sync_to_async(write)()
     except Exception:
         # The host has its answer; losing the record is logged, never turned into an error it sees.
-        logger.exception("Could not record %s's decision on %s", ruled.rule.label, call.summary())
+        logger.exception("Could not record %s's decision on %s", ruled.label, call.summary())
 
 
 async def _until_disconnect(receive: Receive) -> None:
@@ -217,10 +218,14 @@ async def _approval(
     def policy(question: Question) -> WaitPolicy:
         # Our own limit, set below the host's hook timeout: "no decision" then lets the host ask at the
         # terminal, where a hook that timed out would fail the request. Counted from the approval's ask.
+        # A policy's own timeout, when shorter, ends the wait sooner: then its fallback decides (below).
         asked_ago = (timezone.now() - question.created_at).total_seconds()
+        hold = settings.HOOKBRIDGE_APPROVAL_TIMEOUT
+        if question.requirement.get("timeout"):
+            hold = min(hold, float(question.requirement["timeout"]))
         return WaitPolicy(
             slice_seconds=settings.HOOKBRIDGE_WAIT_SLICE,
-            max_hold=max(settings.HOOKBRIDGE_APPROVAL_TIMEOUT - asked_ago, 0.0),
+            max_hold=max(hold - asked_ago, 0.0),
             progress_interval=None,
             leave_when_held_out=False,
         )

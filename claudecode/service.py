@@ -17,10 +17,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import policies
+from approvals.models import ApprovalRule
+from approvals.rules import RuleDecision
 from claudecode import hosts
 from claudecode.hook_calls import HookCall, bounded, outcome
-from claudecode.policy import RuleDecision
 from lifecycle.models import AgentSession, SessionEventType, SessionMessage
+from projects.models import Project
 from questions.kinds import Kind, kind_of
 from questions.models import Question, Status
 from tokens.models import AgentToken
@@ -123,6 +126,7 @@ def approval_payload(call: HookCall) -> dict[str, Any]:
         "host": call.host,
         "host_title": hosts.title(call.host),
         "host_tool_name": body.get("host_tool_name") or call.tool_name,
+        "digest": policies.digest(call.tool_name, call.tool_input if call.tool_input is not None else {}, call.cwd),
     }
 
 
@@ -164,8 +168,24 @@ def ask_approval(
     *,
     new_id: uuid.UUID | None = None,
 ) -> tuple[Question, bool]:
-    """A pending approval on every dashboard (or the same tool use's approval, already asked)."""
+    """A pending approval on every dashboard (or the same tool use's approval, already asked).
+
+    The project's first matching policy says who must decide it (approvals.policies), written on the row.
+    """
     tool_name = payload["tool_name"]
+    project_id = (
+        session.project_id
+        if session is not None and session.project_id
+        else Project.for_agent(token.project_id if token else None)
+    )
+    use = policies.ToolUse(
+        project_id=project_id,
+        host=str(payload.get("host") or ""),
+        tool_name=tool_name,
+        tool_input=payload["tool_input"],
+        cwd=str(payload.get("cwd") or ""),
+        token_id=token.pk if token else None,
+    )
     return Question.ask(
         asker=token,
         asker_name=asker_name,
@@ -177,6 +197,7 @@ def ask_approval(
         session=session,
         key=approval_key(tool_name, payload["tool_input"]),
         new_id=new_id,
+        requirement=policies.requirement(use, token),
     )
 
 
@@ -192,7 +213,9 @@ def record_rule_decision(
     kind = kind_of(Kind.APPROVAL)
     # An unsaved question is what the kind reads: the row is written with the answer, below.
     reply = kind.parse(Question(kind=Kind.APPROVAL, payload=payload, allow_free_text=False), ruled.decision)
-    payload = {**payload, "decided_by_rule": ruled.rule.pk, "decided_in_us": round(ruled.decided_in_us, 1)}
+    pks = [rule.pk for rule in ruled.ruling.rules]
+    payload = {**payload, "decided_by_rule": pks[0], "decided_by_rules": pks}
+    payload["decided_in_us"] = round(ruled.decided_in_us, 1)
     question = Question.decided(
         asker=token,
         asker_name=asker_name,
@@ -200,12 +223,13 @@ def record_rule_decision(
         text=approval_text(payload["tool_name"], summary),
         payload=payload,
         reply=reply,
-        by_name=ruled.rule.label,
+        by_name=ruled.label,
         source="rule",
         session=session,
         asked_at=ruled.asked_at,
         decided_at=ruled.asked_at + timedelta(microseconds=ruled.decided_in_us),
     )
+    ApprovalRule.count_decisions(pks)
     if session is not None:
         approval_decided(session, question)
     return question

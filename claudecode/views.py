@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from claudecode.rule_proposal import RuleProposal, may_make_rules, proposed_patterns
+from approvals.rule_proposal import RuleProposal, may_make_rules, proposed_patterns
 from core.htmx import HtmxHttpRequest
 from projects import access
 from questions.kinds import Kind

@@ -12,6 +12,7 @@
     hookbridge questions list | show | answer | dismiss
     hookbridge user create NAME [--email E] [--admin]
     hookbridge project create | member | list
+    hookbridge policy apply FILE | export --project P | test FILE [--last N]   (rules and approval policies)
     hookbridge hooks list
     hookbridge purge --older-than 90d
     hookbridge migrate
@@ -34,6 +35,7 @@ COMMANDS = {
     "hooks": "hooks",
     "user": "user",
     "project": "project",
+    "policy": "policy",
     "purge": "purge",
     "migrate": "migrate",
 }

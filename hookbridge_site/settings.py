@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "lifecycle",
     "hooks",
     "questions",
+    "approvals",
     "claudecode",
     "notify",
     "dashboard",
@@ -385,6 +386,8 @@ HOOKBRIDGE_DESTRUCTIVE_COMMANDS = env_list(
 # Claude Code's approvals (/hooks/claude): the server answers "no decision" after this long, so the host
 # asks at the terminal instead of failing the hook at its own timeout (600 s unless the settings say otherwise).
 HOOKBRIDGE_APPROVAL_TIMEOUT = required_seconds("HOOKBRIDGE_APPROVAL_TIMEOUT", 590.0)
+# A rule made from an approval ("Allow and make a rule") stops deciding after this many days (approvals.models).
+HOOKBRIDGE_RULE_DAYS = env_int("HOOKBRIDGE_RULE_DAYS", 30)
 
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
 HOOKBRIDGE_PUBLIC_URL = env_url("HOOKBRIDGE_PUBLIC_URL", "http://127.0.0.1:8000")

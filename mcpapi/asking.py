@@ -257,6 +257,7 @@ async def ask_and_wait(
     payload: dict[str, Any] | None = None,
     timeout: float | None,
     key: str | None = None,
+    requirement: dict[str, Any] | None = None,
 ) -> CallToolResult:
     """An asking tool's call: questions.asking's ask, told of this call's cancels and progress, read as a result."""
     asker, asker_name = caller()
@@ -276,6 +277,7 @@ async def ask_and_wait(
             key=key,
             new_id=new_id,
             in_background=in_background,
+            requirement=requirement,
         )
 
     async def written(question: Question, reattached: bool) -> None:

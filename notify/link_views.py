@@ -18,7 +18,7 @@ from notify import steps
 from projects import access
 from questions import images, links
 from questions.kinds import InvalidAnswer
-from questions.models import AlreadyResolved, Question
+from questions.models import AlreadyResolved, NotDecided, Question, VoteCounted
 from tokens.auth import client_address
 
 # Over-long or strange query values are not worth a 500: a preselection is only ever one short value.
@@ -84,6 +84,10 @@ def link_answer(request: HttpRequest, token: str) -> HttpResponse:
             reply=form.reply, by_name=by_name, by_user=request.user, source="link",
             remote_addr=client_address(request), images=given,
         )  # fmt: skip
+    except NotDecided as exc:
+        # Counted and waiting for more people, or refused by the approval's policy: the page says which.
+        refused = not isinstance(exc, VoteCounted)
+        return _page(request, token, question, form, vote_notice=str(exc), vote_refused=refused)
     except InvalidAnswer as exc:
         return _page(request, token, question, form, image_error=str(exc))
     except AlreadyResolved as exc:

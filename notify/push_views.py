@@ -25,7 +25,7 @@ from notify import forms, push
 from notify.models import Delivery, Purpose, PushSubscription
 from projects import access
 from questions.decisions import Decision
-from questions.models import AlreadyResolved
+from questions.models import AlreadyResolved, NotDecided, VoteCounted
 from tokens.auth import client_address
 
 logger = logging.getLogger(__name__)
@@ -125,6 +125,10 @@ def _act(token: str, action: str, remote_addr: str | None) -> dict[str, Any]:
         question.record_answer(decision.as_dict(), by_user=person, source="push", remote_addr=remote_addr)
     except AlreadyResolved as exc:
         raise Refused(f"Already decided: {exc.question.status_sentence(to_agent=False)}", 409) from None
+    except VoteCounted as exc:
+        return {"decided": "counted", "by": person.get_username(), "question": str(question.pk), "message": str(exc)}
+    except NotDecided as exc:
+        raise Refused(str(exc), exc.status, field=exc.field) from None
     return {"decided": action, "by": person.get_username(), "question": str(question.pk)}
 
 

@@ -35,7 +35,7 @@ from notify.sending import Failed
 from projects import access
 from projects.models import Project
 from questions.decisions import Decision
-from questions.models import AlreadyResolved, InvalidAnswer, Question
+from questions.models import AlreadyResolved, InvalidAnswer, NotDecided, Question
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +173,12 @@ async def slack_actions(request: HttpRequest) -> HttpResponse:
             await asyncio.to_thread(slack.tell, channel, user, f"Already decided: {said}")
         except Failed as failed:
             logger.warning("Could not tell %s the question was answered already: %s", user, failed.reason)
+    except NotDecided as exc:
+        # Counted toward the approval's policy and waiting for more people, or refused by it: said to them alone.
+        try:
+            await asyncio.to_thread(slack.tell, channel, user, str(exc))
+        except Failed as failed:
+            logger.warning("Could not tell %s how their vote went: %s", user, failed.reason)
     except NotAllowed as refused:
         logger.warning("A Slack press on %s may not answer it: %s", question_id, refused)
         try:

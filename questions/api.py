@@ -15,7 +15,7 @@ from core.jsonapi import json_error, object_body
 from core.limits import fit, with_list
 from projects import access
 from questions import images
-from questions.models import AlreadyResolved, InvalidAnswer, Question, Status
+from questions.models import AlreadyResolved, InvalidAnswer, NotDecided, Question, Status, VoteCounted
 from questions.queue import decode_cursor, encode_cursor
 from questions.serializers import question_data
 from tokens.auth import TokenRequest, client_address, token_required
@@ -88,11 +88,33 @@ def mcp_answer(request: TokenRequest) -> JsonResponse:
     question = access.of_token(request.agent_token).visible(Question.objects.all()).filter(pk=pk).first()
     if question is None:
         return json_error(f"no question {question_id}", status=404)
+    break_glass = payload.get("breakGlass", "")
+    if not isinstance(break_glass, str):
+        return json_error("must be text: why you decide alone past the approval's policy", field="breakGlass")
     try:
         given = images.from_json(payload.get("images"))
         question.record_answer(
-            answer, by_token=request.agent_token, source="api", remote_addr=client_address(request), images=given
+            answer,
+            by_token=request.agent_token,
+            source="api",
+            remote_addr=client_address(request),
+            images=given,
+            break_glass=break_glass.strip(),
         )
+    except VoteCounted as exc:
+        # Counted, not yet enough: the approval waits for the rest of its policy's people.
+        return JsonResponse(
+            {
+                "status": "pending",
+                "decided": len(exc.decided_by),
+                "needed": exc.needed,
+                "decidedBy": exc.decided_by,
+                "message": str(exc),
+            },
+            status=202,
+        )
+    except NotDecided as exc:
+        return json_error(str(exc), status=exc.status, field=exc.field)
     except InvalidAnswer as exc:
         return json_error(str(exc), field=exc.field)
     except AlreadyResolved as exc:

@@ -60,6 +60,14 @@ def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None
     broadcast.to_dashboards(html, project=question.project_id)
 
 
+@receiver(signals.vote_counted)
+def vote_counted(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
+    """An allow counted toward an approval's quorum: only the card's votes change (typing elsewhere is kept)."""
+    question = Question.objects.get(pk=question_id)
+    html = render_to_string("questions/kinds/approval.html#votes", {"question": question, "oob": True})
+    broadcast.to_dashboards(html, project=question.project_id)
+
+
 @receiver(signals.questions_changed)
 def dashboards_resync(sender: Any, **kwargs: Any) -> None:
     """Every open dashboard fetches its whole current state (after a change to many questions at once)."""

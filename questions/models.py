@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
-from projects.models import InProject, InProjectQuerySet, Project
+from projects.access import of_user
+from projects.models import InProject, InProjectQuerySet, Project, Role, at_least
 from questions import kinds, signals, wording
 from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
@@ -29,7 +30,21 @@ from questions.markdown import first_line_plain
 from questions.states import CancelReason, Status
 from tokens.models import AgentToken
 
-__all__ = ["AlreadyResolved", "Answer", "CancelReason", "InvalidAnswer", "Kind", "Question", "RateLimited", "Status"]
+__all__ = [
+    "AlreadyResolved",
+    "AlreadyVoted",
+    "Answer",
+    "CancelReason",
+    "InvalidAnswer",
+    "Kind",
+    "NotDecided",
+    "NotEligible",
+    "Question",
+    "RateLimited",
+    "Status",
+    "Vote",
+    "VoteCounted",
+]
 
 
 class QuestionError(Exception):
@@ -38,6 +53,34 @@ class QuestionError(Exception):
 
 class RateLimited(QuestionError):
     pass
+
+
+class NotDecided(InvalidAnswer):
+    """A person's answer to an approval under a policy that did not decide it; `status`: how the API says so."""
+
+    status = 400
+
+
+class VoteCounted(NotDecided):
+    """Counted, and not yet enough: `decided` of `needed` people have allowed."""
+
+    status = 202
+
+    def __init__(self, question: Question, decided_by: list[str], needed: int) -> None:
+        self.question, self.decided_by, self.needed = question, decided_by, needed
+        super().__init__(
+            "answer",
+            f"{len(decided_by)} of {needed}: allowed by {', '.join(decided_by)}; "
+            f"{needed - len(decided_by)} more must allow before the agent may go on.",
+        )
+
+
+class AlreadyVoted(NotDecided):
+    status = 409
+
+
+class NotEligible(NotDecided):
+    status = 403
 
 
 class AlreadyResolved(QuestionError):
@@ -140,6 +183,10 @@ class Question(InProject):
     # And offered in the agent's own client as a form (HOOKBRIDGE_ANSWER_IN_CLIENT): its card says the first
     # answer, there or here, wins.
     offered_in_client = models.BooleanField(default=False)
+    # Who must decide an approval, as its policy said when it was asked (approvals.policies.requirement):
+    # {"policy", "quorum", "self_approval", "owner", "owner_name", "deciders", "timeout", "fallback"}; empty: any
+    # one person who may answer. Kept on the row, so a policy edited later never changes what was asked.
+    requirement = models.JSONField(default=dict, blank=True)
 
     objects = QuestionQuerySet.as_manager()
 
@@ -277,6 +324,7 @@ class Question(InProject):
         new_id: uuid.UUID | None = None,
         project: Project | None = None,
         in_background: bool = False,
+        requirement: dict[str, Any] | None = None,
     ) -> tuple[Question, bool]:
         """Create a pending question, or re-attach to the same asker's identical one.
 
@@ -330,6 +378,7 @@ class Question(InProject):
                 asker_name=asker_name,
                 fingerprint=key,
                 asked_in_background=in_background,
+                requirement=requirement or {},
             )
             send_on_commit(signals.question_asked, Question, question_id=question.pk, new=True, question=question)
         return question, False
@@ -426,16 +475,20 @@ class Question(InProject):
         remote_addr: str | None = None,
         by_name: str | None = None,
         images: Sequence[Image] = (),
+        break_glass: str = "",
     ) -> Answer:
         """Record an answer; the first one wins and any later one raises AlreadyResolved.
 
         Pending questions take answers, including those whose agent stopped waiting
         (the answer waits for the agent's re-ask). `images`, checked by questions.images, go with it.
+        An approval with a `requirement` is decided by votes (`_vote`): a NotDecided says why this one did not.
         """
         if images and not self.kind_spec.takes_images:
             raise InvalidAnswer("images", f"A {self.get_kind_display().lower()} answer takes no images.")
         if reply is None:
             reply = self.kind_spec.parse(self, text, option)
+        if self.requirement:
+            return self._vote(reply, by_user, by_token, source, remote_addr, break_glass)
         if by_name:
             answered_by = by_name
         elif by_user is not None and by_user.is_authenticated:
@@ -444,39 +497,167 @@ class Question(InProject):
             answered_by = by_token.name
         else:
             answered_by = "unknown"
-
+        user = by_user if by_user is not None and by_user.is_authenticated else None
         # Atomic so the status flip and the Answer row land together: nobody can
         # see an "answered" question without its answer.
         with transaction.atomic():
-            now = timezone.now()
-            won = (
-                Question.objects.filter(pk=self.pk)
-                .filter(ANSWERABLE)
-                .update(status=Status.ANSWERED, cancel_reason="", resolved_at=now)
+            return self._answer(reply, answered_by, user, by_token, source, remote_addr, images)
+
+    def _answer(
+        self,
+        reply: Reply,
+        answered_by: str,
+        user: Any,
+        by_token: AgentToken | None,
+        source: str,
+        remote_addr: str | None,
+        images: Sequence[Image] = (),
+    ) -> Answer:
+        """The one conditional update that decides (inside the caller's transaction); AlreadyResolved if too late."""
+        now = timezone.now()
+        won = (
+            Question.objects.filter(pk=self.pk)
+            .filter(ANSWERABLE)
+            .update(status=Status.ANSWERED, cancel_reason="", resolved_at=now)
+        )
+        if not won:
+            self.refresh_from_db()
+            raise AlreadyResolved(self)
+        answer = Answer.objects.create(
+            question=self,
+            text=reply.text,
+            data=reply.data,
+            option=reply.option,
+            answered_by=answered_by[:150],
+            answered_by_user=user,
+            answered_by_token=by_token,
+            source=source,
+            remote_addr=remote_addr,
+            image_count=len(images),
+            created_at=now,
+        )
+        AnswerImage.objects.bulk_create(
+            AnswerImage(answer=answer, position=n, mime_type=image.mime_type, data=image.data, size=len(image.data))
+            for n, image in enumerate(images)
+        )
+        self.status, self.resolved_at = Status.ANSWERED, now
+        send_on_commit(signals.question_resolved, Question, question_id=self.pk, answer=answer)
+        return answer
+
+    def _vote(
+        self,
+        reply: Reply,
+        by_user: Any,
+        by_token: AgentToken | None,
+        source: str,
+        remote_addr: str | None,
+        break_glass: str,
+    ) -> Answer:
+        """One person's decision on an approval whose policy names who decides (Question.requirement).
+
+        Any eligible person's deny decides; an allow is counted, and decides once `quorum` distinct people
+        have allowed. A token acts as the person who owns it; one with no owner is a bot and decides nothing
+        here. A project admin may decide alone past the quorum with a reason (break-glass), marked as such.
+        """
+        needs = self.requirement
+        policy = str(needs.get("policy") or "the team's policy")
+        person = by_user if by_user is not None and by_user.is_authenticated else None
+        if person is None and by_token is not None and by_token.user_id is not None:
+            person = by_token.user
+        if person is None:
+            raise NotEligible("by", f"{policy} needs people to decide: a token with no owner cannot.")
+        self._check_eligible(person, policy)
+        allowed = reply.data.get("behavior") == "allow"
+        quorum = int(needs.get("quorum") or 1)
+        if break_glass and not at_least(of_user(person).role(self.project_id), Role.ADMIN):
+            raise NotEligible("breakGlass", f"Only an admin of {self.project} may decide alone past {policy}.")
+        if allowed and not needs.get("self_approval", True) and person.pk == needs.get("owner"):
+            raise NotEligible(
+                "by",
+                f"{person.get_username()} may not approve their own agent's request: {policy} forbids "
+                "self-approval. Someone else must decide.",
             )
-            if not won:
+        if allowed and quorum > 1 and set(reply.data) - {"behavior"}:
+            raise InvalidAnswer(
+                "updatedInput", f"{policy} needs {quorum} people to allow the same input: allow it as asked, or deny."
+            )
+        counted: list[str] = []
+        # Atomic, and the question's row locked first: two people allowing at once on two workers are counted
+        # one after the other, so exactly one of them sees the quorum met and decides.
+        with transaction.atomic():
+            locked = Question.objects.select_for_update().filter(pk=self.pk).first()
+            if locked is None or locked.status != Status.PENDING:
                 self.refresh_from_db()
                 raise AlreadyResolved(self)
-            answer = Answer.objects.create(
+            earlier = Vote.objects.filter(question=self, user=person).first()
+            if earlier is not None:
+                raise AlreadyVoted(
+                    "by",
+                    f"{person.get_username()} already {earlier.decision}ed this at "
+                    f"{timezone.localtime(earlier.created_at):%H:%M}; {policy} needs someone else.",
+                )
+            reason = str(reply.data.get("message") or "") if not allowed else break_glass
+            Vote.objects.create(
                 question=self,
-                text=reply.text,
-                data=reply.data,
-                option=reply.option,
-                answered_by=answered_by,
-                answered_by_user=by_user if by_user is not None and by_user.is_authenticated else None,
-                answered_by_token=by_token,
+                user=person,
+                decision="allow" if allowed else "deny",
+                reason=reason[:1000],
                 source=source,
-                remote_addr=remote_addr,
-                image_count=len(images),
-                created_at=now,
+                break_glass=bool(break_glass),
+                digest=str(self.payload.get("digest") or ""),
             )
-            AnswerImage.objects.bulk_create(
-                AnswerImage(answer=answer, position=n, mime_type=image.mime_type, data=image.data, size=len(image.data))
-                for n, image in enumerate(images)
+            if not allowed or break_glass:
+                named = f"{person.get_username()} (break-glass: {break_glass})" if break_glass else None
+                decided = Reply(f"{reply.text} ({named})", reply.data, reply.option) if named else reply
+                return self._answer(decided, named or person.get_username(), person, by_token, source, remote_addr)
+            counted = list(
+                Vote.objects.filter(question=self, decision="allow")
+                .order_by("created_at", "pk")
+                .values_list("user__username", flat=True)
             )
-            self.status, self.resolved_at = Status.ANSWERED, now
-            send_on_commit(signals.question_resolved, Question, question_id=self.pk, answer=answer)
-        return answer
+            if len(counted) >= quorum:
+                names = ", ".join(counted)
+                decided = Reply(f"{reply.text} ({names})", reply.data, reply.option)
+                return self._answer(decided, names, person, by_token, source, remote_addr)
+            send_on_commit(signals.vote_counted, Question, question_id=self.pk)
+        raise VoteCounted(self, counted, quorum)
+
+    def _check_eligible(self, person: Any, policy: str) -> None:
+        """Whether `person` may decide under the requirement's deciders (default: the project's answerers)."""
+        if not person.is_active:
+            raise NotEligible("by", f"{person.get_username()} is not active.")
+        role = of_user(person).role(self.project_id)
+        deciders = [str(d) for d in self.requirement.get("deciders") or []]
+        if not deciders:
+            if not at_least(role, Role.ANSWERER):
+                raise NotEligible("by", f"{person.get_username()} may not answer in {self.project}.")
+            return
+        for decider in deciders:
+            if decider.startswith("role:") and decider[5:] in Role.values and at_least(role, decider[5:]):
+                return
+            if decider == person.get_username():
+                return
+        raise NotEligible(
+            "by", f"{policy} is decided by {', '.join(deciders)}; {person.get_username()} is not one of them."
+        )
+
+    @property
+    def requirement_sentence(self) -> str:
+        return wording.requirement_sentence(self)
+
+    @property
+    def votes_so_far(self) -> list[Vote]:
+        """The allows counted toward an approval's quorum, in order (the card's "1 of 2: ann allowed at …")."""
+        if not self.requirement:
+            return []
+        return list(self.votes.filter(decision="allow").select_related("user").order_by("created_at", "pk"))
+
+    def decide_by_policy(self, decision: dict[str, Any], by_name: str) -> Answer:
+        # by_name: "the policy 'pushes need two' (fallback)", as history and the host read it.
+        """Nobody decided in time and the approval's policy does (its fallback); AlreadyResolved if someone did."""
+        reply = self.kind_spec.parse(self, decision)
+        with transaction.atomic():
+            return self._answer(reply, by_name, None, None, "policy", None)
 
     @classmethod
     def as_resolved(cls, question_id: uuid.UUID, answer: Answer | None) -> Question:
@@ -605,7 +786,26 @@ class Question(InProject):
         return ended
 
     def time_out(self) -> bool:
+        """Nobody decided in time. An approval's policy may decide then (its fallback); else it times out."""
+        decision = self.fallback_decision()
+        if decision is not None:
+            try:
+                self.decide_by_policy(decision, by_name=f"{self.requirement.get('policy')} (fallback)")
+            except AlreadyResolved:  # a person decided in the last moment: theirs stands
+                return False
+            return True
         return self._finish(models.Q(status=Status.PENDING), status=Status.TIMED_OUT)
+
+    def fallback_decision(self) -> dict[str, Any] | None:
+        """What the approval's policy decides when nobody did in time; None: nothing (the host's own prompt asks)."""
+        needs = self.requirement
+        if not needs or needs.get("fallback") == "host":
+            return None
+        if needs.get("fallback") == "allow":
+            return {"behavior": "allow"}
+        timeout = needs.get("timeout")
+        said = f"nobody decided within {wording.seconds(float(timeout))}" if timeout else "nobody decided in time"
+        return {"behavior": "deny", "message": f"Denied by {needs.get('policy')}: {said}, and its fallback is deny."}
 
     def mark_delivered(self) -> None:
         Question.mark_all_delivered([self.pk])
@@ -657,6 +857,28 @@ class Answer(models.Model):
                 # "Yes", not "Yes (yes)" (issue 29): the value is shown only where it differs from the label.
                 return label if label.casefold() == self.option.casefold() else f"{label} ({self.option})"
         return self.text
+
+
+class Vote(models.Model):
+    """One person's decision on an approval whose policy counts people (Question.requirement)."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="votes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    decision = models.CharField(max_length=8, choices=[("allow", "Allow"), ("deny", "Deny")])
+    reason = models.CharField(max_length=1000, blank=True)
+    source = models.CharField(max_length=16, default="dashboard")
+    # A project admin deciding alone past the quorum, with `reason`.
+    break_glass = models.BooleanField(default=False)
+    # What the person saw (the approval's payload digest): a decision is for that input.
+    digest = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["question", "created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["question", "user"], name="one_vote_per_person")]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.decision}ed {self.question_id}"
 
 
 class AnswerImageQuerySet(models.QuerySet["AnswerImage"]):

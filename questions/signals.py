@@ -17,6 +17,8 @@ question_asked = Signal()
 question_resolved = Signal()
 # The agent stopped waiting on a pending question, or came back to it. Arguments: question_id.
 agent_presence_changed = Signal()
+# A person's allow was counted toward an approval's quorum, which is not yet met. Arguments: question_id.
+vote_counted = Signal()
 # Someone is answering the question (or still is). Arguments: question_id.
 question_claimed = Signal()
 # Many questions changed at once (a worker stopping marked its questions as left). No arguments.

@@ -17,7 +17,7 @@ from projects import access
 from questions import analytics, exports, images, queue, replies
 from questions.forms import BatchDecision, HistoryFilter
 from questions.kinds import InvalidAnswer
-from questions.models import AlreadyResolved, AnswerImage, Question, SavedReply
+from questions.models import AlreadyResolved, AnswerImage, NotDecided, Question, SavedReply, VoteCounted
 from tokens.auth import client_address
 
 
@@ -41,6 +41,11 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
         question.record_answer(
             reply=form.reply, by_user=request.user, remote_addr=client_address(request), images=given
         )
+    except NotDecided as exc:
+        # Counted and waiting for more people, or refused by the approval's policy: the card says which.
+        context = {"question": question, "form": form, "vote_notice": str(exc)}
+        context["vote_refused"] = not isinstance(exc, VoteCounted)
+        return render(request, "questions/card.html#question-card", context)
     except InvalidAnswer as exc:
         # The card comes back as typed (its text kept), saying what is wrong with the images.
         context = {"question": question, "form": form, "image_error": str(exc)}
@@ -140,6 +145,9 @@ def decide_batch(request: HtmxHttpRequest) -> HttpResponse:
             question.record_answer(form.decision(), by_user=request.user, remote_addr=client_address(request))
         except AlreadyResolved:
             skipped.append(f"“{question.short_title}” {question.outcome_words}")
+            continue
+        except NotDecided as exc:  # its policy counts people: counted and waiting, or not this person's to decide
+            skipped.append(f"“{question.short_title}”: {exc}")
             continue
         tool_input = question.payload.get("tool_input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None

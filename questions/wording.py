@@ -18,6 +18,7 @@ class Question(Protocol):
     status: str
     cancel_reason: str
     dismissed_by: str
+    requirement: dict[str, Any]
 
     def get_cancel_reason_display(self) -> str: ...
 
@@ -36,8 +37,16 @@ SOURCES: dict[str, str] = {
     "api": "through the JSON API",
     "terminal": "from a terminal",
     "rule": "by a team rule",
+    "policy": "by the team's policy, when nobody decided in time",
     "client": "in the agent's own client",
 }
+
+
+def seconds(value: float) -> str:
+    """A policy's time as people say it: "3 s", "30 min"."""
+    if value >= 60 and value % 60 == 0:
+        return f"{int(value // 60)} min"
+    return f"{value:g} s"
 
 
 def answered_how(question: Question, when: str) -> str:
@@ -103,3 +112,21 @@ def status_sentence(question: Question, *, to_agent: bool) -> str:
     if question.status == Status.ANSWERED:
         return f"Question {qid} was already answered by {answerer(question)}."
     return f"Question {qid} {outcome_words(question)}."
+
+
+def requirement_sentence(question: Question) -> str:
+    """Who must decide an approval under its policy, in one sentence for its card."""
+    needs = question.requirement
+    quorum = int(needs.get("quorum") or 1)
+    policy = str(needs.get("policy") or "a policy")
+    said = f"{policy[:1].upper()}{policy[1:]} needs {quorum} {'person' if quorum == 1 else 'people'}"
+    deciders = needs.get("deciders") or []
+    if deciders:
+        said += " from " + ", ".join(str(d).replace("role:", "the project's ") for d in deciders)
+    said += " to allow it"
+    if not needs.get("self_approval", True) and needs.get("owner_name"):
+        said += f", not {needs['owner_name']}, whose agent asks"
+    if needs.get("timeout"):
+        fallback = {"allow": "it is allowed", "host": "the agent's host asks"}.get(str(needs.get("fallback")), "denied")
+        said += f"; if nobody decides within {seconds(float(needs['timeout']))}, {fallback}"
+    return said + "."

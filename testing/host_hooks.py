@@ -96,10 +96,10 @@ def session_facts(server: LiveServer, guid: str) -> tuple[str, str, list[str]]:
 def add_rule(server: LiveServer, tool: str, input_pattern: str, action: str, message: str) -> None:
     server.manage(
         "shell", "-c",
-        "from claudecode.models import ApprovalRule; ApprovalRule.objects.create("
+        "from approvals.models import ApprovalRule; ApprovalRule.objects.create("
         f"tool_pattern={tool!r}, input_pattern={input_pattern!r}, action={action!r}, message={message!r}, position=1)",
     )  # fmt: skip
 
 
 def drop_rules(server: LiveServer) -> None:
-    server.manage("shell", "-c", "from claudecode.models import ApprovalRule; ApprovalRule.objects.all().delete()")
+    server.manage("shell", "-c", "from approvals.models import ApprovalRule; ApprovalRule.objects.all().delete()")

@@ -28,6 +28,9 @@ BEFORE = [
 ]
 
 
+EARLIER_RULES: list[tuple[str, str | None]] = [("approvals", None), ("claudecode", "0002_rules_per_project")]
+
+
 def _migrate(targets: list[tuple[str, str | None]] | None) -> Any:
     """Migrate to `targets` (None: the newest layout) and return that layout's historical models."""
     from django.db import connection
@@ -41,7 +44,10 @@ def _migrate(targets: list[tuple[str, str | None]] | None) -> Any:
     else:
         # Apps the re-cut did not touch (Django's own) stay at their newest migration.
         named = {app for app, _ in targets}
-        targets = [*targets, *(leaf for leaf in leaves if leaf[0] not in named and leaf[0] != "dashboard")]
+        # The rules moved from claudecode to approvals after every layout these checks start from (issue 53).
+        moved = [(app, name) for app, name in EARLIER_RULES if app not in named]
+        named |= {app for app, _ in moved}
+        targets = [*targets, *moved, *(leaf for leaf in leaves if leaf[0] not in named and leaf[0] != "dashboard")]
     executor.migrate(targets)
     executor.loader.build_graph()
     # An app migrated to zero (None) is simply absent from the state.

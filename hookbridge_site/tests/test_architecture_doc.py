@@ -50,7 +50,7 @@ def resolve(dotted: str) -> object:
 def test_the_document_cites_the_walks_steps() -> None:
     names = cited()
     assert len(names) > 60
-    for step in ("questions.asking.ask_and_wait", "claudecode.policy.decide_by_rule", "mcpapi.http.MCPRouter.__call__"):
+    for step in ("questions.asking.ask_and_wait", "approvals.rules.decide_by_rule", "mcpapi.http.MCPRouter.__call__"):
         assert step in names
 
 

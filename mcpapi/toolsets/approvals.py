@@ -18,11 +18,14 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictStr
 
-from claudecode import policy, service
+from approvals import policies
+from approvals import rules as policy
+from claudecode import service
 from claudecode.hook_calls import summarise
 from core.db import database_sync_to_async
 from mcpapi.asking import ask_and_wait, caller
 from mcpapi.toolsets.entries import Toolset
+from projects.models import Project
 from questions.decisions import Decision
 from questions.kinds import Kind
 
@@ -58,6 +61,7 @@ async def approve(
         "tool_use_id": tool_use_id,
         "cwd": "",
     }
+    payload["digest"] = policies.digest(tool_name, input, "")
     summary = summarise(tool_name, input)
     project_id = asker.project_id if asker is not None else None
     ruled = await policy.decide_by_rule(tool_name, input, "", since=started, project_id=project_id)
@@ -66,6 +70,15 @@ async def approve(
         question = await database_sync_to_async(record)(asker, asker_name, payload, None, summary, ruled)
         kind = question.kind_spec
         return _decision(kind.structured_result(question, question.answer.data))
+    use = policies.ToolUse(
+        project_id=await database_sync_to_async(Project.for_agent)(project_id),
+        host="permission-prompt-tool",
+        tool_name=tool_name,
+        tool_input=input,
+        cwd="",
+        token_id=asker.pk if asker is not None else None,
+    )
+    needs = await database_sync_to_async(policies.requirement)(use, asker)
     result = await ask_and_wait(
         ctx,
         tool="approve",
@@ -73,8 +86,10 @@ async def approve(
         text=service.approval_text(tool_name, summary),
         allow_free_text=False,
         payload=payload,
-        timeout=settings.HOOKBRIDGE_QUESTION_TIMEOUT,
+        # A policy's own timeout ends the wait: its fallback decides (Question.time_out).
+        timeout=needs.get("timeout") or settings.HOOKBRIDGE_QUESTION_TIMEOUT,
         key=service.approval_key(tool_name, input),
+        requirement=needs,
     )
     structured = result.structured_content or {}
     if Decision.of(structured) is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
-from claudecode.models import ApprovalRule
+from approvals.models import ApprovalRule
 from lifecycle.models import AgentSession
 from projects.models import Membership, Role
 from questions.models import Question
@@ -82,7 +82,7 @@ def test_a_viewer_somewhere_sees_the_rule_list_read_only_and_an_inline_edit_chan
     admin_here_viewer_there(world)
     web_rule = ApprovalRule.objects.create(tool_pattern="Bash", input_pattern="^rm", action="deny", project=world.web)
     page = as_(world, "adm")
-    listing = page.get("/admin/claudecode/approvalrule/")
+    listing = page.get("/admin/approvals/approvalrule/")
     assert listing.status_code == 200
     assert "Bash" in listing.text
     assert 'name="form-0-enabled"' not in listing.text, "no inline edit boxes on a list with a project only viewed"
@@ -91,7 +91,7 @@ def test_a_viewer_somewhere_sees_the_rule_list_read_only_and_an_inline_edit_chan
         "form-TOTAL_FORMS": "1", "form-INITIAL_FORMS": "1", "form-MIN_NUM_FORMS": "0", "form-MAX_NUM_FORMS": "1000",
         "form-0-id": str(web_rule.pk), "form-0-position": "99", "_save": "Save",
     }  # fmt: skip
-    page.post("/admin/claudecode/approvalrule/", form)
+    page.post("/admin/approvals/approvalrule/", form)
     stored = ApprovalRule.objects.get(pk=web_rule.pk)
     assert (stored.enabled, stored.position) == (True, web_rule.position)
 
@@ -102,7 +102,7 @@ def test_a_viewer_somewhere_cannot_delete_its_rules_with_the_list_action(world: 
     ops_rule = ApprovalRule.objects.create(tool_pattern="Edit", action="deny", project=world.ops)
     page = as_(world, "adm")
     page.post(
-        "/admin/claudecode/approvalrule/",
+        "/admin/approvals/approvalrule/",
         {"action": "delete_selected", "_selected_action": [web_rule.pk, ops_rule.pk], "post": "yes"},
     )
     assert ApprovalRule.objects.filter(pk=web_rule.pk).exists()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from claudecode.models import ApprovalRule, CompiledRule
+from approvals.models import ApprovalRule, CompiledRule
+from approvals.rules import decide
 from lifecycle.models import AgentSession
 from notify.models import NotifyPolicy
 from notify.scheduling import steps_for
@@ -13,14 +14,15 @@ from testing.project_world import World, as_
 
 
 def test_a_projects_rule_decides_for_its_projects_agents_only(world: World) -> None:
-    rule = CompiledRule(ApprovalRule.objects.create(tool_pattern="Bash", action="allow", project=world.web))
-    assert rule.matches("Bash", "ls", "/anywhere", world.web.pk)
-    assert not rule.matches("Bash", "ls", "/anywhere", world.ops.pk)
+    rule = [CompiledRule(ApprovalRule.objects.create(tool_pattern="Bash", action="allow", project=world.web))]
+    ls = {"command": "ls"}
+    assert decide("Bash", ls, "/anywhere", rule, world.web.pk) is not None
+    assert decide("Bash", ls, "/anywhere", rule, world.ops.pk) is None
     # A token for every project: the folder's name says which project the agent works in.
-    assert rule.matches("Bash", "ls", "/home/dev/web", None)
-    assert not rule.matches("Bash", "ls", "/home/dev/ops", None)
-    everyone = CompiledRule(ApprovalRule.objects.create(tool_pattern="Bash", action="allow"))
-    assert everyone.matches("Bash", "ls", "/x", world.ops.pk)
+    assert decide("Bash", ls, "/home/dev/web", rule, None) is not None
+    assert decide("Bash", ls, "/home/dev/ops", rule, None) is None
+    everyone = [CompiledRule(ApprovalRule.objects.create(tool_pattern="Bash", action="allow"))]
+    assert decide("Bash", ls, "/x", everyone, world.ops.pk) is not None
 
 
 def test_a_projects_admin_keeps_its_rules_and_no_others(world: World) -> None:
@@ -32,15 +34,15 @@ def test_a_projects_admin_keeps_its_rules_and_no_others(world: World) -> None:
     )
     everyones = ApprovalRule.objects.create(tool_pattern="Bash", input_pattern="^make all$", action="allow")
     admin = as_(world, "adm")
-    listing = admin.get("/admin/claudecode/approvalrule/")
+    listing = admin.get("/admin/approvals/approvalrule/")
     assert listing.status_code == 200
     assert "^make web$" in listing.text
     assert "^make ops$" not in listing.text
     assert "^make all$" not in listing.text
     for other in (theirs, everyones):
-        assert admin.get(f"/admin/claudecode/approvalrule/{other.pk}/change/").status_code in (302, 403, 404)
+        assert admin.get(f"/admin/approvals/approvalrule/{other.pk}/change/").status_code in (302, 403, 404)
     added = admin.post(
-        "/admin/claudecode/approvalrule/add/",
+        "/admin/approvals/approvalrule/add/",
         {"position": "5", "tool_pattern": "Edit", "input_pattern": "", "project": str(world.ops.pk), "folder": "",
          "action": "allow", "message": "", "enabled": "on"},
     )  # fmt: skip
@@ -48,14 +50,14 @@ def test_a_projects_admin_keeps_its_rules_and_no_others(world: World) -> None:
     assert "Select a valid choice" in added.text
     assert not ApprovalRule.objects.filter(tool_pattern="Edit").exists()
     added = admin.post(
-        "/admin/claudecode/approvalrule/add/",
+        "/admin/approvals/approvalrule/add/",
         {"position": "5", "tool_pattern": "Edit", "input_pattern": "", "project": str(world.web.pk), "folder": "",
          "action": "allow", "message": "", "enabled": "on"},
     )  # fmt: skip
     assert added.status_code == 302
     assert ApprovalRule.objects.get(tool_pattern="Edit").project == world.web
     # An answerer keeps no rules.
-    assert as_(world, "out").get("/admin/claudecode/approvalrule/").status_code == 403
+    assert as_(world, "out").get("/admin/approvals/approvalrule/").status_code == 403
     assert ours.pk
 
 

@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from approvals.models import ApprovalRule, CompiledRule
+from approvals.rules import RuleDecision, Ruling
 from claudecode import service
-from claudecode.models import ApprovalRule, CompiledRule
-from claudecode.policy import RuleDecision
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions.models import Question
 from tokens.models import AgentToken
@@ -140,7 +140,7 @@ def test_a_rules_decision_shows_which_rule_and_its_own_time(admin_client: Client
     token, _ = AgentToken.issue("agent-a")
     rule = ApprovalRule.objects.create(tool_pattern="Bash", input_pattern="^npm test$", action="allow")
     payload = {"event": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "npm test"}}
-    ruled = RuleDecision(CompiledRule(rule), asked_at=timezone.now(), decided_in_us=42)
+    ruled = RuleDecision(Ruling("allow", (CompiledRule(rule),)), asked_at=timezone.now(), decided_in_us=42)
     question = service.record_rule_decision(token, "agent-a", payload, None, "Bash: npm test", ruled)
     listing = admin_client.get("/admin/questions/question/?kind__exact=approval").content.decode()
     assert "42 µs" in listing
@@ -152,7 +152,7 @@ def test_a_rules_decision_shows_which_rule_and_its_own_time(admin_client: Client
 
 def test_an_admin_cannot_save_a_rule_that_would_break_matching(admin_client: Client, db: None) -> None:
     response = admin_client.post(
-        "/admin/claudecode/approvalrule/add/",
+        "/admin/approvals/approvalrule/add/",
         {
             "position": "1",
             "tool_pattern": "Bash(",

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from claudecode.models import ApprovalRule, CompiledRule
-from claudecode.policy import decide
+from approvals.models import ApprovalRule, CompiledRule
+from approvals.rules import decide
 from questions.kinds import InvalidAnswer, kind_of
 from questions.kinds.approval import ApprovalForm, describe_suggestion, destructive, input_diff
 
@@ -151,18 +151,25 @@ def rule(**fields: Any) -> CompiledRule:
     return CompiledRule(ApprovalRule(pk=fields.pop("pk", 1), **fields))
 
 
-def test_the_first_matching_rule_decides() -> None:
+def deciding(*args: Any) -> CompiledRule | None:
+    ruling = decide(*args)
+    return ruling.rule if ruling is not None else None
+
+
+def test_a_deny_rule_wins_and_an_allow_needs_every_command() -> None:
     rules = [
         rule(pk=1, tool_pattern="Bash", input_pattern="rm -rf", action="deny", message="no"),
         rule(pk=2, tool_pattern="Bash", input_pattern="^npm (test|run lint)$", action="allow"),
         rule(pk=3, tool_pattern="Edit|Write", folder="/home/dev/shop", action="allow"),
     ]
-    assert decide("Bash", {"command": "npm test"}, "/x", rules) is rules[1]
-    assert decide("Bash", {"command": "npm test && rm -rf /"}, "/x", rules) is rules[0]
-    assert decide("Bash", {"command": "npm install"}, "/x", rules) is None
-    assert decide("Edit", {"file_path": "a"}, "/home/dev/shop/sub", rules) is rules[2]
-    assert decide("Edit", {"file_path": "a"}, "/home/dev/shopping", rules) is None
-    assert decide("MultiEdit", {}, "/home/dev/shop", rules) is None  # the tool pattern matches whole names
+    assert deciding("Bash", {"command": "npm test"}, "/x", rules) is rules[1]
+    assert deciding("Bash", {"command": "npm test && rm -rf /"}, "/x", rules) is rules[0]
+    assert deciding("Bash", {"command": "npm test && npm run lint"}, "/x", rules) is rules[1]
+    assert deciding("Bash", {"command": "npm test && npm install"}, "/x", rules) is None
+    assert deciding("Bash", {"command": "npm install"}, "/x", rules) is None
+    assert deciding("Edit", {"file_path": "a"}, "/home/dev/shop/sub", rules) is rules[2]
+    assert deciding("Edit", {"file_path": "a"}, "/home/dev/shopping", rules) is None
+    assert deciding("MultiEdit", {}, "/home/dev/shop", rules) is None  # the tool pattern matches whole names
 
 
 def test_a_rule_with_a_broken_pattern_or_a_deny_without_a_message_is_refused_in_the_admin() -> None:

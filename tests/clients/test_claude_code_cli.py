@@ -135,7 +135,7 @@ async def test_a_team_rule_refuses_the_command_before_anyone_is_asked(
     server.manage(
         "shell",
         "-c",
-        "from claudecode.models import ApprovalRule; "
+        "from approvals.models import ApprovalRule; "
         "ApprovalRule.objects.create(tool_pattern='Bash', input_pattern='rm -rf', action='deny', "
         "message='Run make clean instead')",
     )
@@ -146,7 +146,7 @@ async def test_a_team_rule_refuses_the_command_before_anyone_is_asked(
         cli = await run_cli(project, cli_env(model, tmp_path / "home", server.tokens["agent-a"]), "--session-id", sid)
         out = await finished(cli)
     finally:
-        server.manage("shell", "-c", "from claudecode.models import ApprovalRule; ApprovalRule.objects.all().delete()")
+        server.manage("shell", "-c", "from approvals.models import ApprovalRule; ApprovalRule.objects.all().delete()")
     assert "Run make clean instead" in out
     assert (project / "build").is_dir()
     decided = [q for q in await server.questions() if q["session"] == sid and q["kind"] == "approval"]

@@ -81,7 +81,7 @@ async def pending_approval(server: LiveServer, session_id: str, timeout: float =
 
 async def add_rule(server: LiveServer, **fields: object) -> None:
     server.manage(
-        "shell", "-c", f"from claudecode.models import ApprovalRule; ApprovalRule.objects.create(**{fields!r})"
+        "shell", "-c", f"from approvals.models import ApprovalRule; ApprovalRule.objects.create(**{fields!r})"
     )
     await asyncio.sleep(1.2)  # the server re-reads rules a second after its last read
 
@@ -358,7 +358,7 @@ async def test_a_team_rule_decides_at_once_without_a_card(server: LiveServer) ->
     # Its wait in history is the rule's own time, not the write that came after the answer.
     rule_us = decided[0]["payload"]["decided_in_us"]
     assert abs(decided[0]["answer"]["secondsToAnswer"] * 1e6 - rule_us) <= 1000
-    server.manage("shell", "-c", "from claudecode.models import ApprovalRule; ApprovalRule.objects.all().delete()")
+    server.manage("shell", "-c", "from approvals.models import ApprovalRule; ApprovalRule.objects.all().delete()")
     await asyncio.sleep(1.2)
 
 

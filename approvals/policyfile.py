@@ -1,0 +1,481 @@
+"""The policy as code: one project's rules and approval policies in a YAML file the team keeps in its repository.
+
+    project: shop
+    rules:
+      - allow: {tool: Bash, command_prefix: "npm test"}
+      - deny: {tool: Bash, command_prefix: "git push --force", message: "Never force-push; open a pull request"}
+    approvals:
+      - name: pushes need two
+        match: {tool: Bash, command_prefix: "git push"}
+        quorum: 2
+        self_approval: false
+        escalate: [{after: 5m, notify: "on-call:backend"}, {after: 15m, notify: admins}]
+        timeout: 30m
+        fallback: deny
+
+`load` reads and checks it whole (a refusal names the line and the field, and nothing is changed); `apply`
+replaces the project's rules and policies in one transaction; `export` writes the file back from the database;
+`replay` runs the project's past approvals against a file before anything changes.
+
+Why not Cedar (cedarpy): what the file decides turns on a shell command read into the simple commands it runs,
+on word prefixes and on counting distinct people over time; Cedar would only see attributes computed here first,
+so it would add a second language and a compiled dependency without deciding anything itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import yaml
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from approvals import policies, rules
+from approvals.models import ApprovalPolicy, ApprovalRule, CompiledRule, Fallback
+from projects.models import Project, Role
+from questions.kinds import Kind
+from questions.models import Question, Status
+from tokens.models import AgentToken
+
+RULE_KEYS = {"tool", "command", "command_prefix", "path", "pattern", "folder", "message", "reason", "expires", "owner"}
+MATCH_KEYS = {"host", "tool", "command_prefix", "path", "destructive", "token", "folder"}
+APPROVAL_KEYS = {"name", "match", "quorum", "self_approval", "deciders", "escalate", "timeout", "fallback"}
+NOTIFY_CHANNELS = ("slack", "email", "push", "webhook", "admins")
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d)?$")
+
+
+class PolicyFileError(Exception):
+    """What is wrong with the file: where (`line`, 1-based) and which field."""
+
+    def __init__(self, source: str, line: int | None, where: str, message: str) -> None:
+        self.line, self.where = line, where
+        at = f"{source}:{line}" if line else source
+        super().__init__(f"{at}: {where}: {message}" if where else f"{at}: {message}")
+
+
+@dataclass
+class PolicyFile:
+    project: Project
+    source: str
+    rules: list[ApprovalRule] = field(default_factory=list)
+    approvals: list[ApprovalPolicy] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Reader:
+    """The YAML's values with the line each came from, so every refusal can say where."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.source = source
+        self.lines: dict[tuple[Any, ...], int] = {}
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise PolicyFileError(source, mark.line + 1 if mark else None, "", f"not YAML: {exc}") from None
+        if node is None:
+            raise PolicyFileError(source, 1, "", "the file is empty: it needs at least `project: NAME`")
+        self.data = self._value(node, ())
+
+    def _value(self, node: yaml.Node, path: tuple[Any, ...]) -> Any:
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = key_node.value
+                if key in out:
+                    raise PolicyFileError(self.source, key_node.start_mark.line + 1, self.name(path), f"{key} twice")
+                out[str(key)] = self._value(value_node, (*path, str(key)))
+                self.lines[(*path, str(key))] = key_node.start_mark.line + 1
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self._value(item, (*path, i)) for i, item in enumerate(node.value)]
+        loader = yaml.SafeLoader("")
+        try:
+            return loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            raise PolicyFileError(self.source, self.lines[path], self.name(path), str(exc)) from None
+
+    @staticmethod
+    def name(path: tuple[Any, ...]) -> str:
+        out = ""
+        for part in path:
+            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        return out
+
+    def fail(self, path: tuple[Any, ...], message: str) -> PolicyFileError:
+        line = None
+        for cut in range(len(path), -1, -1):
+            if path[:cut] in self.lines:
+                line = self.lines[path[:cut]]
+                break
+        return PolicyFileError(self.source, line, self.name(path), message)
+
+
+def load(text: str, source: str = "policy.yaml") -> PolicyFile:
+    """The file read and checked whole; PolicyFileError names the first line and field at fault."""
+    read = _Reader(text, source)
+    data = read.data
+    if not isinstance(data, dict):
+        raise read.fail((), "the file is a mapping: project, rules, approvals")
+    unknown = set(data) - {"project", "rules", "approvals"}
+    if unknown:
+        raise read.fail((sorted(unknown)[0],), "not a field of a policy file (project, rules, approvals)")
+    name = data.get("project")
+    if not isinstance(name, str) or not name.strip():
+        raise read.fail(("project",), "required: the project's name")
+    project = Project.objects.named(name.strip()).first()
+    if project is None:
+        raise read.fail(("project",), f"no project named {name!r} (hookbridge project list)")
+    found = PolicyFile(project=project, source=source)
+    for i, entry in enumerate(_list(read, data, "rules")):
+        found.rules.append(_rule(read, entry, ("rules", i), project, i))
+    for i, entry in enumerate(_list(read, data, "approvals")):
+        found.approvals.append(_approval(read, entry, ("approvals", i), project, i, found.warnings))
+    return found
+
+
+def _list(read: _Reader, data: dict[str, Any], key: str) -> list[Any]:
+    value = data.get(key) or []
+    if not isinstance(value, list):
+        raise read.fail((key,), "a list (each item starting with -)")
+    return value
+
+
+def _text(read: _Reader, entry: dict[str, Any], path: tuple[Any, ...], key: str, most: int) -> str:
+    value = entry.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise read.fail((*path, key), "text (put it in quotes)")
+    if len(value) > most:
+        raise read.fail((*path, key), f"at most {most} characters")
+    return value.strip()
+
+
+def _checked(read: _Reader, path: tuple[Any, ...], model: Any, names: dict[str, str]) -> None:
+    """The model's own checks (what the admin would refuse), named as the file names them."""
+    try:
+        model.full_clean(exclude=["project", "owner", "token"])
+    except ValidationError as exc:
+        problems = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
+        key, messages = next(iter(problems.items()))
+        where = names.get(key, key)
+        raise read.fail((*path, where) if where and where != "__all__" else path, " ".join(messages)) from None
+
+
+def _rule(read: _Reader, entry: Any, path: tuple[Any, ...], project: Project, i: int) -> ApprovalRule:
+    if not isinstance(entry, dict) or len(entry) != 1 or next(iter(entry)) not in ("allow", "deny"):
+        raise read.fail(path, "each rule is `- allow: {…}` or `- deny: {…}`")
+    action, body = next(iter(entry.items()))
+    path = (*path, action)
+    if not isinstance(body, dict):
+        raise read.fail(path, 'a mapping: {tool: Bash, command_prefix: "npm test"}')
+    unknown = set(body) - RULE_KEYS
+    if unknown:
+        raise read.fail((*path, sorted(unknown)[0]), f"not a field of a rule ({', '.join(sorted(RULE_KEYS))})")
+    if not body.get("tool"):
+        raise read.fail((*path, "tool"), "required: the tool's name (Bash, Edit, mcp__.*)")
+    rule = ApprovalRule(
+        position=(i + 1) * 10,
+        action=action,
+        tool_pattern=_text(read, body, path, "tool", 200),
+        command=_text(read, body, path, "command", 2000),
+        command_prefix=_text(read, body, path, "command_prefix", 500),
+        path=_text(read, body, path, "path", 500),
+        input_pattern=_text(read, body, path, "pattern", 500),
+        folder=_text(read, body, path, "folder", 500),
+        message=_text(read, body, path, "message", 1000),
+        reason=_text(read, body, path, "reason", 500),
+        project=project,
+        source="",
+    )
+    if "expires" in body:
+        rule.expires_at = _when(read, body["expires"], (*path, "expires"))
+    if body.get("owner"):
+        owner = get_user_model().objects.filter(username=str(body["owner"])).first()
+        if owner is None:
+            raise read.fail((*path, "owner"), f"no person named {body['owner']!r}")
+        rule.owner = owner
+    names = {"tool_pattern": "tool", "input_pattern": "pattern", "__all__": ""}
+    _checked(read, path, rule, names)
+    return rule
+
+
+def _approval(
+    read: _Reader, entry: Any, path: tuple[Any, ...], project: Project, i: int, warnings: list[str]
+) -> ApprovalPolicy:
+    if not isinstance(entry, dict):
+        raise read.fail(path, "each approval policy is a mapping with a name")
+    unknown = set(entry) - APPROVAL_KEYS
+    if unknown:
+        raise read.fail((*path, sorted(unknown)[0]), f"not a field ({', '.join(sorted(APPROVAL_KEYS))})")
+    name = _text(read, entry, path, "name", 200)
+    if not name:
+        raise read.fail((*path, "name"), "required: what people call this policy")
+    match = entry.get("match") or {}
+    if not isinstance(match, dict):
+        raise read.fail((*path, "match"), 'a mapping: {tool: Bash, command_prefix: "git push"}')
+    unknown = set(match) - MATCH_KEYS
+    if unknown:
+        raise read.fail((*path, "match", sorted(unknown)[0]), f"not a field of match ({', '.join(sorted(MATCH_KEYS))})")
+    here = (*path, "match")
+    policy = ApprovalPolicy(
+        project=project,
+        position=(i + 1) * 10,
+        name=name,
+        host=_text(read, match, here, "host", 40),
+        tool_pattern=_text(read, match, here, "tool", 200),
+        command_prefix=_text(read, match, here, "command_prefix", 500),
+        path=_text(read, match, here, "path", 500),
+        folder=_text(read, match, here, "folder", 500),
+        source="",
+    )
+    if "destructive" in match:
+        if not isinstance(match["destructive"], bool):
+            raise read.fail((*here, "destructive"), "true or false")
+        policy.destructive = match["destructive"]
+    if match.get("token"):
+        token = AgentToken.objects.filter(name=str(match["token"]), project__in=[project, None]).first()
+        if token is None:
+            raise read.fail((*here, "token"), f"no agent token named {match['token']!r} in {project}")
+        policy.token = token
+    quorum = entry.get("quorum", 1)
+    if isinstance(quorum, bool) or not isinstance(quorum, int) or not 1 <= quorum <= 20:
+        raise read.fail((*path, "quorum"), "a whole number from 1 to 20: how many distinct people must allow")
+    policy.quorum = quorum
+    self_approval = entry.get("self_approval", True)
+    if not isinstance(self_approval, bool):
+        raise read.fail((*path, "self_approval"), "true or false")
+    policy.self_approval = self_approval
+    deciders = entry.get("deciders") or []
+    if not isinstance(deciders, list):
+        raise read.fail((*path, "deciders"), 'a list: ["role:admin", "ann"]')
+    for j, decider in enumerate(deciders):
+        where = (*path, "deciders", j)
+        if not isinstance(decider, str) or not decider.strip():
+            raise read.fail(where, "a username, or role:viewer|answerer|admin")
+        if decider.startswith("role:"):
+            if decider[5:] not in Role.values:
+                raise read.fail(where, f"roles are {', '.join('role:' + r for r in Role.values)}")
+        elif not get_user_model().objects.filter(username=decider).exists():
+            raise read.fail(where, f"no person named {decider!r}")
+    policy.deciders = [str(d) for d in deciders]
+    if "timeout" in entry:
+        policy.timeout_seconds = _duration(read, entry["timeout"], (*path, "timeout"))
+    fallback = entry.get("fallback", Fallback.DENY)
+    if fallback not in Fallback.values:
+        raise read.fail((*path, "fallback"), f"one of {', '.join(Fallback.values)}")
+    policy.fallback = fallback
+    policy.escalate = _escalate(read, entry.get("escalate") or [], (*path, "escalate"), name, warnings)
+    names = {"tool_pattern": "match.tool", "command_prefix": "match.command_prefix", "__all__": ""}
+    _checked(read, path, policy, names)
+    return policy
+
+
+def _escalate(read: _Reader, steps: Any, path: tuple[Any, ...], name: str, warnings: list[str]) -> list[dict[str, Any]]:
+    if not isinstance(steps, list):
+        raise read.fail(path, "a list of steps: [{after: 5m, notify: slack}]")
+    out: list[dict[str, Any]] = []
+    for j, step in enumerate(steps):
+        where = (*path, j)
+        if not isinstance(step, dict) or set(step) - {"after", "notify"} or "notify" not in step:
+            raise read.fail(where, "a step is {after: 5m, notify: slack|email|push|webhook|admins|on-call:NAME}")
+        notify = step["notify"]
+        if not isinstance(notify, str) or not (notify in NOTIFY_CHANNELS or notify.startswith("on-call:")):
+            raise read.fail((*where, "notify"), f"one of {', '.join(NOTIFY_CHANNELS)}, or on-call:NAME")
+        if notify.startswith("on-call:"):
+            warnings.append(
+                f"{name}: escalate step {j + 1} ({notify}) reaches nobody yet: this server has no on-call schedules"
+            )
+        out.append({"after": _duration(read, step.get("after", 0), (*where, "after")), "notify": notify})
+    return out
+
+
+def _duration(read: _Reader, value: Any, path: tuple[Any, ...]) -> float:
+    if isinstance(value, bool):
+        raise read.fail(path, "a duration: 30s, 5m, 2h, 1d (or seconds)")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(str(value).strip())
+        if match is None:
+            raise read.fail(path, "a duration: 30s, 5m, 2h, 1d (or seconds)")
+        seconds = float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2) or "s"]
+    if not 0 <= seconds <= 30 * 86400:
+        raise read.fail(path, "from 0 seconds to 30 days")
+    return seconds
+
+
+def _when(read: _Reader, value: Any, path: tuple[Any, ...]) -> datetime:
+    if isinstance(value, datetime):
+        return value if timezone.is_aware(value) else timezone.make_aware(value)
+    text = str(value).strip()
+    match = _DURATION.match(text)
+    if match is not None and match.group(2) in ("d", "h"):
+        return timezone.now() + timedelta(seconds=_duration(read, text, path))
+    parsed = parse_datetime(text)
+    if parsed is None and (day := parse_date(text)) is not None:
+        parsed = datetime(day.year, day.month, day.day)
+    if parsed is None:
+        raise read.fail(path, "a date (2027-01-31), a time (2027-01-31T12:00), or a lifetime (30d)")
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+
+
+def _rule_key(rule: ApprovalRule) -> str:
+    return f"{rule.action} {rule.describe()}" + (f" in {rule.folder}" if rule.folder else "")
+
+
+def _policy_key(policy: ApprovalPolicy) -> str:
+    return f"{policy.name}: {describe_policy(policy)}"
+
+
+def describe_policy(policy: ApprovalPolicy) -> str:
+    fields = {
+        "host": policy.host,
+        "tool": policy.tool_pattern,
+        "command_prefix": policy.command_prefix,
+        "path": policy.path,
+        "folder": policy.folder,
+    }
+    matches = [f"{k}={v}" for k, v in fields.items() if v]
+    if policy.destructive is not None:
+        matches.append(f"destructive={'yes' if policy.destructive else 'no'}")
+    who = f"quorum {policy.quorum}" + ("" if policy.self_approval else ", not the asker's owner")
+    if policy.deciders:
+        who += f", by {', '.join(policy.deciders)}"
+    if policy.timeout_seconds:
+        who += f", after {policy.timeout_seconds:g} s: {policy.fallback}"
+    return f"[{' '.join(matches) or 'every approval'}] {who}"
+
+
+def apply(found: PolicyFile, *, by: Any = None) -> list[str]:
+    """Replace the project's rules and policies with the file's; returns what changed, one line each."""
+    before_rules = {_rule_key(r) for r in ApprovalRule.objects.filter(project=found.project)}
+    before_policies = {_policy_key(p) for p in ApprovalPolicy.objects.filter(project=found.project)}
+    # One transaction: every worker sees the old set or the new one, never a project with half its rules.
+    with transaction.atomic():
+        ApprovalRule.objects.filter(project=found.project).delete()
+        ApprovalPolicy.objects.filter(project=found.project).delete()
+        for rule in found.rules:
+            rule.source = found.source[:300]
+            rule.owner = rule.owner or by
+            rule.save()
+        for policy in found.approvals:
+            policy.source = found.source[:300]
+            policy.save()
+    after_rules = [_rule_key(r) for r in found.rules]
+    after_policies = [_policy_key(p) for p in found.approvals]
+    changes = [f"- rule {key}" for key in sorted(before_rules - set(after_rules))]
+    changes += [f"+ rule {key}" for key in after_rules if key not in before_rules]
+    changes += [f"- approval policy {key}" for key in sorted(before_policies - set(after_policies))]
+    changes += [f"+ approval policy {key}" for key in after_policies if key not in before_policies]
+    return changes
+
+
+def export(project: Project) -> str:
+    """The project's rules and policies as a policy file (what `apply` reads back to the same)."""
+    out: dict[str, Any] = {"project": project.name, "rules": [], "approvals": []}
+    for rule in ApprovalRule.objects.filter(project=project, enabled=True).select_related("owner"):
+        body: dict[str, Any] = {"tool": rule.tool_pattern}
+        for key, value in (("command", rule.command), ("command_prefix", rule.command_prefix), ("path", rule.path),
+                           ("pattern", rule.input_pattern), ("folder", rule.folder), ("message", rule.message),
+                           ("reason", rule.reason)):  # fmt: skip
+            if value:
+                body[key] = value
+        if rule.expires_at:
+            body["expires"] = timezone.localtime(rule.expires_at).isoformat(timespec="seconds")
+        if rule.owner:
+            body["owner"] = rule.owner.get_username()
+        out["rules"].append({rule.action: body})
+    for policy in ApprovalPolicy.objects.filter(project=project).select_related("token"):
+        match: dict[str, Any] = {}
+        for key, value in (("host", policy.host), ("tool", policy.tool_pattern),
+                           ("command_prefix", policy.command_prefix), ("path", policy.path),
+                           ("folder", policy.folder)):  # fmt: skip
+            if value:
+                match[key] = value
+        if policy.destructive is not None:
+            match["destructive"] = policy.destructive
+        if policy.token:
+            match["token"] = policy.token.name
+        entry: dict[str, Any] = {"name": policy.name, "match": match, "quorum": policy.quorum}
+        entry["self_approval"] = policy.self_approval
+        if policy.deciders:
+            entry["deciders"] = list(policy.deciders)
+        if policy.escalate:
+            entry["escalate"] = [{"after": f"{s['after']:g}s", "notify": s["notify"]} for s in policy.escalate]
+        if policy.timeout_seconds:
+            entry["timeout"] = f"{policy.timeout_seconds:g}s"
+        entry["fallback"] = policy.fallback
+        out["approvals"].append(entry)
+    return yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=120)
+
+
+@dataclass(frozen=True)
+class Difference:
+    question: Question
+    today: str
+    with_file: str
+
+    def __str__(self) -> str:
+        when = timezone.localtime(self.question.created_at).strftime("%Y-%m-%d %H:%M")
+        said = f"{when} {self.question.asker_name}: {self.question.short_title}"
+        return f"{said}\n  today: {self.today}\n  file:  {self.with_file}"
+
+
+def replay(found: PolicyFile, last: int = 500) -> tuple[int, list[Difference]]:
+    """The project's last `last` decided approvals against the file: how many were read, and each that differs."""
+    compiled = [CompiledRule(rule) for rule in found.rules]
+    for rule, fresh in zip(found.rules, compiled, strict=True):
+        fresh.label = f"rule {rule.describe()}"
+    policy_list = [policies.CompiledPolicy.of(_with_pk(p, i)) for i, p in enumerate(found.approvals)]
+    past = (
+        Question.objects.filter(project=found.project, kind=Kind.APPROVAL)
+        .exclude(status=Status.PENDING)
+        .select_related("answer", "asker")
+        .order_by("-created_at")[:last]
+    )
+    differences: list[Difference] = []
+    read = 0
+    for question in past:
+        read += 1
+        payload = question.payload
+        tool, tool_input, cwd = (
+            str(payload.get("tool_name") or ""),
+            payload.get("tool_input"),
+            str(payload.get("cwd") or ""),
+        )
+        answer = getattr(question, "answer", None) if question.status == Status.ANSWERED else None
+        behavior = str(answer.data.get("behavior")) if answer else "none"
+        by = answer.answered_by if answer else question.outcome_words
+        people = len([n for n in by.split(", ") if n]) if answer and answer.source != "rule" else 0
+        today = f"{behavior}ed by {by}" if answer else f"no decision ({by})"
+        ruling = rules.decide(tool, tool_input, cwd, compiled, found.project.pk)
+        if ruling is not None:
+            if ruling.action != behavior or (answer is not None and answer.source != "rule"):
+                differences.append(Difference(question, today, f"{ruling.action} by {ruling.label}"))
+            continue
+        use = policies.ToolUse(
+            found.project.pk, str(payload.get("host") or ""), tool, tool_input, cwd, question.asker_id
+        )
+        policy = policies.first_match(use, policy_list)
+        if answer is not None and answer.source == "rule":
+            needs = f" under {policy.name}" if policy else ""
+            differences.append(Difference(question, today, f"no rule decides it: a person decides{needs}"))
+        elif policy is not None and behavior == "allow" and people < int(policy.requirement["quorum"]):
+            differences.append(
+                Difference(question, today, f"{policy.name} needs {policy.requirement['quorum']} people to allow it")
+            )
+    return read, differences
+
+
+def _with_pk(policy: ApprovalPolicy, i: int) -> ApprovalPolicy:
+    policy.pk = policy.pk or -(i + 1)  # not saved: a stand-in id, for matching only
+    return policy
