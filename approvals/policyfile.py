@@ -167,7 +167,8 @@ def _checked(read: _Reader, path: tuple[Any, ...], model: Any, names: dict[str, 
         problems = exc.message_dict if hasattr(exc, "error_dict") else {"": exc.messages}
         key, messages = next(iter(problems.items()))
         where = names.get(key, key)
-        raise read.fail((*path, where) if where and where != "__all__" else path, " ".join(messages)) from None
+        parts = tuple(where.split(".")) if where and where != "__all__" else ()
+        raise read.fail((*path, *parts), " ".join(messages)) from None
 
 
 def _rule(read: _Reader, entry: Any, path: tuple[Any, ...], project: Project, i: int) -> ApprovalRule:
