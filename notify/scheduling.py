@@ -17,6 +17,7 @@ from django.dispatch import receiver
 from notify import email, policy, push, slack, steps, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy
+from projects.models import Membership, Role
 from questions import signals
 from questions.models import Question
 
@@ -36,6 +37,10 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
     """The question's steps that can be sent here, each with where it goes."""
     own = policy_of(question)
     steps = policy.parse(own.steps if own else settings.HOOKBRIDGE_NOTIFY)
+    escalate = question.requirement.get("escalate") if question.requirement else None
+    if escalate:
+        # The approval's policy says whom to reach, and when (approvals.policies): its steps replace the project's.
+        steps = [policy.Step(str(step["notify"]), int(step["after"])) for step in escalate]
     if webhook.configured() and not any(step.channel == "webhook" for step in steps):
         steps.append(policy.Step("webhook", 0))  # the webhook told of every question, as before policies
     chosen: list[tuple[policy.Step, str]] = []
@@ -48,6 +53,12 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
             target = (own.slack_channel if own else "") or settings.HOOKBRIDGE_SLACK_CHANNEL
         elif step.channel == "email" and email.configured():
             target = recipients(own)
+        elif step.channel == "admins" and email.configured():
+            step = policy.Step("email", step.delay_seconds)
+            target = admins_of(question)
+        elif step.channel.startswith("on-call:"):
+            logger.info("Question %s: %s has no on-call schedule to reach yet", question.pk, step.channel)
+            continue
         elif step.channel == "webhook" and webhook.configured():
             target = settings.HOOKBRIDGE_WEBHOOK_URL
         else:
@@ -77,6 +88,12 @@ def due(question: Question, step: policy.Step, last_delay: int = 0) -> datetime:
         if last_delay >= window:
             delay *= max(window, 0) * LAST_STEP_WITHIN / last_delay
     return question.created_at + timedelta(seconds=delay)
+
+
+def admins_of(question: Question) -> str:
+    """The e-mail addresses of the question's project's admins (an approval policy's `notify: admins`)."""
+    people = Membership.objects.filter(project_id=question.project_id, role=Role.ADMIN, user__is_active=True)
+    return ",".join(sorted({m.user.email for m in people.select_related("user") if m.user.email}))
 
 
 def recipients(own: NotifyPolicy | None) -> str:

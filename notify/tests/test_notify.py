@@ -568,3 +568,26 @@ def test_a_step_still_to_come_reads_when_it_will_be_sent(logged_in: Client, sink
     when = timezone.localtime(due_at).strftime("%H:%M:%S")
     assert f'to be sent at <time datetime="{due_at.isoformat()}">{when}</time>' in html
     assert "due, due" not in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_approval_policy_s_escalation_reaches_the_project_s_admins_by_mail(sink: MailSink, settings: Any) -> None:
+    """Issue 53: a policy's `escalate` replaces the project's steps; `admins` mails them; an on-call step, for
+    which no schedule exists yet, reaches nobody (and is said so when the file is applied)."""
+    from django.contrib.auth.models import User
+
+    from projects.models import Project, Role
+
+    settings.HOOKBRIDGE_NOTIFY = "email@0s"
+    settings.HOOKBRIDGE_EMAIL_TO = ["lead@example.com"]
+    shop = Project.objects.create(name="shop")
+    shop.set_member(User.objects.create_user("adm", email="adm@example.com"), Role.ADMIN)
+    shop.set_member(User.objects.create_user("ann", email="ann@example.com"), Role.ANSWERER)
+    needs = {"policy": "the policy 'pushes'", "quorum": 2, "escalate": [
+        {"after": 0, "notify": "admins"}, {"after": 300, "notify": "on-call:backend"}]}  # fmt: skip
+    payload = {"tool_name": "Bash", "tool_input": {"command": "git push"}}
+    question = ask("git push", options=[], kind=Kind.APPROVAL, payload=payload, project=shop, requirement=needs)
+    steps = list(Delivery.objects.filter(question=question).values_list("channel", "target"))
+    assert steps == [("email", "adm@example.com")]
+    assert dispatch() == 1
+    assert sink.wait_for(1)[0]["To"] == "adm@example.com"

@@ -56,3 +56,63 @@ async def test_an_approval_held_on_one_worker_is_decided_on_the_other(workers: t
     delivered = (await post(first, post_tool_use)).json()
     assert delivered["hookSpecificOutput"]["additionalContext"] == "alice (on Hook Bridge) says: Pause after this"
     assert (await post(second, post_tool_use)).json() == {}
+
+
+TWO_PEOPLE = """
+import json
+from django.contrib.auth.models import User
+from approvals.models import ApprovalPolicy
+from projects.models import Project
+from tokens.models import AgentToken, Scope
+shop = Project.objects.create(name="shop")
+raw = {}
+for name in ("pat", "ann", "bob"):
+    person = User.objects.create_user(name)
+    shop.set_member(person, "answerer")
+    raw[name] = AgentToken.issue(name + "-answers", scope=Scope.ANSWER, project=shop, user=person)[1]
+raw["agent"] = AgentToken.issue("pat-agent", project=shop, user=User.objects.get(username="pat"))[1]
+ApprovalPolicy.objects.create(project=shop, name="pushes need two", command_prefix="git push", quorum=2,
+                              self_approval=False)
+print(json.dumps(raw))
+"""
+
+
+async def test_two_people_allowing_at_once_on_two_workers_make_one_decision_counted_once_each(
+    workers: tuple[LiveServer, LiveServer],
+) -> None:
+    """Issue 53: the votes are rows and the decision one conditional update, so a race on two workers decides once."""
+    first, second = workers
+    raw = json.loads(first.manage("shell", "-c", TWO_PEOPLE).strip().splitlines()[-1])
+    await asyncio.sleep(1.2)  # each worker re-reads the policies a second after its last read
+
+    async def api(server: LiveServer, who: str, question_id: str) -> httpx2.Response:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw[who]}"}, timeout=30) as http:
+            body = {"questionId": question_id, "answer": {"behavior": "allow"}}
+            return await http.post(f"{server.url}/api/mcp-answer", json=body)
+
+    for round_ in range(4):
+        body = json.loads((FIXTURES / "PreToolUse.json").read_text())
+        command = f"git push origin release-{round_}"
+        body.update(session_id=str(uuid.uuid4()), tool_input={"command": command})
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw['agent']}"}, timeout=30) as http:
+            held = asyncio.ensure_future(http.post(f"{first.url}/hooks/claude?approve=1", json=body))
+            approval = None
+            ann_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw['ann']}"}, timeout=30)
+            async with ann_http:
+                for _ in range(200):
+                    pending = (await ann_http.get(f"{second.url}/api/questions?status=pending")).json()["questions"]
+                    approval = next((q for q in pending if q["payload"]["tool_input"].get("command") == command), None)
+                    if approval or held.done():
+                        break
+                    await asyncio.sleep(0.05)
+            assert approval is not None, held.result().text if held.done() else "no approval"
+            ann, bob = await asyncio.gather(api(first, "ann", approval["id"]), api(second, "bob", approval["id"]))
+            assert sorted([ann.status_code, bob.status_code]) == [200, 202], (ann.text, bob.text)
+            counted = ann if ann.status_code == 202 else bob
+            assert counted.json()["decided"] == 1
+            output = (await asyncio.wait_for(held, 10)).json()["hookSpecificOutput"]
+        assert output["permissionDecision"] == "allow"
+        assert output["permissionDecisionReason"] in (
+            "Allowed by ann, bob on Hook Bridge",
+            "Allowed by bob, ann on Hook Bridge",
+        )
