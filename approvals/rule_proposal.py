@@ -42,7 +42,8 @@ def proposed_patterns(question: Question) -> dict[str, str]:
             proposed["command_prefix"] = " ".join(parsed.commands[0].words[:2])
     elif (path := input_path(tool_input)) is not None:
         proposed["path"] = path
-    proposed["reason"] = f"Allowed on {question.asker_name}'s approval of {question.short_title}"[:500]
+    what = command.strip() if command is not None else (input_path(tool_input) or tool)
+    proposed["reason"] = f"Made from {question.asker_name}'s approval of {what}"[:500]
     proposed["days"] = str(settings.HOOKBRIDGE_RULE_DAYS)
     return proposed
 

@@ -43,8 +43,11 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
         )
     except NotDecided as exc:
         # Counted and waiting for more people, or refused by the approval's policy: the card says which.
-        context = {"question": question, "form": form, "vote_notice": str(exc)}
-        context["vote_refused"] = not isinstance(exc, VoteCounted)
+        context = {"question": question, "form": form, "vote_notice": str(exc), "vote_refused": True}
+        if isinstance(exc, VoteCounted):  # the card lists who allowed; the person is told only what is left
+            more = exc.needed - len(exc.decided_by)
+            context["vote_notice"] = f"Your allow is counted: {more} more must allow before the agent may go on."
+            context["vote_refused"] = False
         return render(request, "questions/card.html#question-card", context)
     except InvalidAnswer as exc:
         # The card comes back as typed (its text kept), saying what is wrong with the images.

@@ -190,7 +190,7 @@ def test_the_dashboard_counts_a_vote_and_shows_who_allowed(shop: Shop, tmp_path:
     page = response.content.decode()
     assert "1 of 2: <strong>ann</strong> allowed at" in page
     assert "The policy &#x27;pushes need two&#x27; needs 2 people to allow it, not pat, whose agent asks" in page
-    assert "1 more must allow" in page
+    assert "Your allow is counted: 1 more must allow before the agent may go on." in page
     pat = Client()
     pat.force_login(shop.people["pat"])
     own = pat.post(reverse("questions:answer", args=[push.pk]), {"behavior": "allow"}).content.decode()

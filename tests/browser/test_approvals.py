@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from typing import Any
 
@@ -134,3 +135,61 @@ async def test_a_hosts_session_page_shows_its_work_and_takes_a_message(
     body["session_id"] = sid
     said = (await hook(live_server_proc, body)).json()["hookSpecificOutput"]["additionalContext"]
     assert said == "alice (on Hook Bridge) says: Hello 1440\n\nalice (on Hook Bridge) says: Hello 390"
+
+
+TWO_PEOPLE = """
+import json
+from django.contrib.auth.models import User
+from approvals.models import ApprovalPolicy
+from projects.models import Project
+from tokens.models import AgentToken, Scope
+shop = Project.default()
+bob = User.objects.create_user("bob")
+shop.set_member(bob, "answerer")
+ApprovalPolicy.objects.create(project=shop, name="pushes need two", command_prefix="git push", quorum=2)
+print(json.dumps({"bob": AgentToken.issue("bob-answers", scope=Scope.ANSWER, project=shop, user=bob)[1]}))
+"""
+
+
+async def test_a_two_person_approval_shows_who_allowed_and_waits_for_the_second(browser: Browser) -> None:
+    """Issue 53: the card says who must decide; after the first allow, "1 of 2: alice allowed at …", live on every
+    page, and the host is answered only by the second person's allow."""
+    import httpx2
+
+    from testing.live import serving
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    for server in serving():
+        raw = json.loads(server.manage("shell", "-c", TWO_PEOPLE).strip().splitlines()[-1])
+        for width, height in VIEWPORTS:
+            marker = f"git push origin topic-{width}"
+            request = asyncio.ensure_future(hook(server, permission_request(tool_input={"command": marker})))
+            page = await browser.new_page(viewport={"width": width, "height": height})
+            await log_in(page, server)
+            card = await open_question(page, marker, "article.question.kind-approval")
+            await expect(card.locator(".policy-needs")).to_have_text(
+                "The policy 'pushes need two' needs 2 people to allow it."
+            )
+            await card.get_by_role("radio", name="Allow", exact=True).check()
+            await card.get_by_role("button", name="Send decision").click()
+            card = page.locator("article.question", has_text=marker)
+            await expect(card.locator(".vote").first).to_contain_text("1 of 2: alice allowed at")
+            await expect(card.locator(".vote-notice")).to_have_text(
+                "Your allow is counted: 1 more must allow before the agent may go on."
+            )
+            assert await card.evaluate(LAYOUT_PROBLEMS) == []
+            assert await serious_violations(page) == []
+            await card.screenshot(path=str(ARTIFACTS / f"approval-one-of-two-{width}.png"))
+            await asyncio.sleep(0.3)
+            assert not request.done(), "one allow of two must not answer the host"
+            question_id = await card.get_attribute("data-question-id")
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw['bob']}"}) as http:
+                body = {"questionId": question_id, "answer": {"behavior": "allow"}}
+                assert (await http.post(f"{server.url}/api/mcp-answer", json=body)).status_code == 200
+            response = await asyncio.wait_for(request, 10)
+            assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            # Decided elsewhere: the card leaves, or (open beside the list) says it is closed.
+            if width > 600:
+                await expect(card).to_have_class(re.compile(r"\bclosed\b"), timeout=5_000)
+            await expect(page.locator(".triage-row", has_text=marker)).to_have_count(0, timeout=5_000)
+            await page.close()

@@ -272,15 +272,28 @@ async def test_allow_and_make_a_rule_shows_what_it_decides_before_it_is_saved(
         for width, height in ((390, 844), (1440, 900)):
             page = await browser.new_page(viewport={"width": width, "height": height})
             await log_in(page, server)
+            # A destructive command is proposed exactly, with the card's warning, never as a prefix (issue 53).
+            await page.locator("#triage-rows li", has_text=commands[2]).get_by_role("checkbox").check()
+            await page.get_by_role("button", name="Allow and make a rule…").click()
+            risky = page.get_by_role("dialog", name="Allow and make a rule")
+            await expect(risky.locator("p.destructive")).to_contain_text("Cannot be undone: it runs rm -rf.")
+            await expect(risky.get_by_label("Commands starting with these words")).to_have_value("")
+            await expect(risky.get_by_label("Or exactly this command")).to_have_value(f"rm -rf {tag}")
+            assert await risky.evaluate(LAYOUT_PROBLEMS) == []
+            assert await serious_violations(page) == []
+            await page.screenshot(path=str(ARTIFACTS / f"triage-rule-destructive-{width}.png"))
+            await risky.get_by_role("button", name="Cancel").click()
+            await expect(risky).to_be_hidden()
+            await page.locator("#triage-rows li", has_text=commands[2]).get_by_role("checkbox").uncheck()
             await page.locator("#triage-rows li", has_text=commands[0]).get_by_role("checkbox").check()
             await page.get_by_role("button", name="Allow and make a rule…").click()
             dialog = page.get_by_role("dialog", name="Allow and make a rule")
             await expect(dialog).to_be_visible()
-            await expect(dialog.get_by_label("Input (searched for; empty: any input)")).to_have_value(
-                f"^pytest-{tag} -q(\\s|$)"
-            )
+            prefix = dialog.get_by_label("Commands starting with these words")
+            await expect(prefix).to_have_value(f"pytest-{tag} -q")
+            await expect(dialog.get_by_label("Stops deciding after (days)")).to_have_value("30")
             # Widened by hand, checked again: the list says which waiting approvals it would allow.
-            await dialog.get_by_label("Input (searched for; empty: any input)").fill(f"^pytest-{tag} ")
+            await prefix.fill(f"pytest-{tag}")
             await dialog.get_by_role("button", name="Check what it decides").click()
             await expect(dialog).to_contain_text("It would allow now 2 waiting approvals")
             await expect(dialog.locator(".rule-decides")).not_to_contain_text(f"rm -rf {tag}")
