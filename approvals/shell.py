@@ -11,6 +11,7 @@ here-documents that expand, ANSI-C quoting), is unreadable: a person decides.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -73,7 +74,16 @@ class Unreadable(Exception):
 
 
 def parse(command: str, cwd: str = "") -> Parsed:
-    """The simple commands `command` would run in `cwd`, or the reasons a person must decide it."""
+    """The simple commands `command` would run in `cwd`, or the reasons a person must decide it.
+
+    Kept for the same command and folder (an agent runs the same commands again and again, and bashlex takes
+    about a millisecond for one): callers read what it returns and never change it.
+    """
+    return _parse(command, cwd)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(command: str, cwd: str) -> Parsed:
     parsed = Parsed(command)
     reader = _Reader(command, cwd, parsed)
     try:

@@ -20,22 +20,10 @@ from claudecode import service
 from projects.models import Project, Role
 from questions.kinds import Kind
 from questions.models import NotEligible, Question, Status, Vote, VoteCounted
+from testing.approval_world import ISSUE_POLICY
 from tokens.models import AgentToken, Scope
 
-POLICY = """\
-project: shop
-rules:
-  - allow: {tool: Bash, command_prefix: "npm test"}
-  - deny: {tool: Bash, command_prefix: "git push --force", message: "Never force-push; open a pull request"}
-approvals:
-  - name: pushes need two
-    match: {tool: Bash, command_prefix: "git push"}
-    quorum: 2
-    self_approval: false
-    escalate: [{after: 5m, notify: "on-call:backend"}, {after: 15m, notify: admins}]
-    timeout: 30m
-    fallback: deny
-"""
+POLICY = ISSUE_POLICY
 
 
 class Shop:

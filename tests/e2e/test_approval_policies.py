@@ -17,45 +17,21 @@ from typing import Any
 import httpx2
 import pytest
 
+from testing.approval_world import ISSUE_POLICY, shop_with_policy
 from testing.live import LiveServer
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude_code_hooks"
 
-POLICY = """\
-project: shop
-rules:
-  - allow: {tool: Bash, command_prefix: "npm test"}
-  - deny: {tool: Bash, command_prefix: "git push --force", message: "Never force-push; open a pull request"}
-approvals:
-  - name: pushes need two
-    match: {tool: Bash, command_prefix: "git push"}
-    quorum: 2
-    self_approval: false
-    escalate: [{after: 5m, notify: "on-call:backend"}, {after: 15m, notify: admins}]
-    timeout: 30m
-    fallback: deny
+POLICY = (
+    ISSUE_POLICY
+    + """\
   - name: releases time out
     match: {tool: Bash, command_prefix: "make release"}
     quorum: 2
     timeout: 3s
     fallback: deny
 """
-
-PEOPLE = """
-import json
-from django.contrib.auth.models import User
-from projects.models import Project
-from tokens.models import AgentToken, Scope
-shop = Project.objects.create(name="shop")
-raw = {}
-for name in ("pat", "ann", "bob"):
-    person = User.objects.create_user(name)
-    shop.set_member(person, "answerer")
-    raw[name] = AgentToken.issue(name + "-answers", scope=Scope.ANSWER, project=shop, user=person)[1]
-    if name == "pat":
-        raw["agent"] = AgentToken.issue("pat-agent", project=shop, user=person)[1]
-print(json.dumps(raw))
-"""
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,12 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServe
     live = LiveServer(env_overrides={"HOOKBRIDGE_APPROVAL_TIMEOUT": "20"})
     live.setup()
     try:
-        raw = json.loads(live.manage("shell", "-c", PEOPLE).strip().splitlines()[-1])
-        policy = tmp_path_factory.mktemp("policy") / "shop.yaml"
-        policy.write_text(POLICY)
-        applied = live.manage("policy", "apply", str(policy))
-        assert "+ approval policy pushes need two" in applied, applied
-        yield live, raw
+        yield live, shop_with_policy(live, tmp_path_factory.mktemp("policy"), POLICY)
     finally:
         live.close()
 

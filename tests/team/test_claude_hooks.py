@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from testing.approval_world import shop_with_policy
 from testing.live import LiveServer
 from testing.team import two_workers
 
@@ -58,31 +59,12 @@ async def test_an_approval_held_on_one_worker_is_decided_on_the_other(workers: t
     assert (await post(second, post_tool_use)).json() == {}
 
 
-TWO_PEOPLE = """
-import json
-from django.contrib.auth.models import User
-from approvals.models import ApprovalPolicy
-from projects.models import Project
-from tokens.models import AgentToken, Scope
-shop = Project.objects.create(name="shop")
-raw = {}
-for name in ("pat", "ann", "bob"):
-    person = User.objects.create_user(name)
-    shop.set_member(person, "answerer")
-    raw[name] = AgentToken.issue(name + "-answers", scope=Scope.ANSWER, project=shop, user=person)[1]
-raw["agent"] = AgentToken.issue("pat-agent", project=shop, user=User.objects.get(username="pat"))[1]
-ApprovalPolicy.objects.create(project=shop, name="pushes need two", command_prefix="git push", quorum=2,
-                              self_approval=False)
-print(json.dumps(raw))
-"""
-
-
 async def test_two_people_allowing_at_once_on_two_workers_make_one_decision_counted_once_each(
-    workers: tuple[LiveServer, LiveServer],
+    workers: tuple[LiveServer, LiveServer], tmp_path: Path
 ) -> None:
     """Issue 53: the votes are rows and the decision one conditional update, so a race on two workers decides once."""
     first, second = workers
-    raw = json.loads(first.manage("shell", "-c", TWO_PEOPLE).strip().splitlines()[-1])
+    raw = shop_with_policy(first, tmp_path)
     await asyncio.sleep(1.2)  # each worker re-reads the policies a second after its last read
 
     async def api(server: LiveServer, who: str, question_id: str) -> httpx2.Response:
