@@ -336,3 +336,25 @@ def test_the_permission_prompt_kind_of_ask_is_stamped_too(shop: Shop, tmp_path: 
     push.refresh_from_db()
     assert push.requirement["quorum"] == 2
     assert push.kind == Kind.APPROVAL
+
+
+def test_a_rule_counts_its_decisions_and_the_admin_shows_them(shop: Shop, tmp_path: Path, admin_client: Client) -> None:
+    from django.utils import timezone
+
+    from approvals.models import CompiledRule
+    from approvals.rules import RuleDecision, Ruling
+
+    shop.apply(tmp_path)
+    rule = ApprovalRule.objects.get(command_prefix="npm test")
+    payload = {"tool_name": "Bash", "tool_input": {"command": "npm test"}, "cwd": "/home/pat/shop"}
+    ruled = RuleDecision(Ruling("allow", (CompiledRule(rule),)), asked_at=timezone.now(), decided_in_us=5)
+    service.record_rule_decision(shop.agent, "pat-agent", payload, None, "Bash: npm test", ruled)
+    rule.refresh_from_db()
+    assert rule.decided_count == 1
+    assert rule.last_decided_at is not None
+    listing = admin_client.get("/admin/approvals/approvalrule/").content.decode()
+    assert "Bash `npm test …`" in listing
+    policy = ApprovalPolicy.objects.get()
+    page = admin_client.get(f"/admin/approvals/approvalpolicy/{policy.pk}/change/").content.decode()
+    assert str(tmp_path / "shop.yaml") in page, "a policy applied from a file names the file"
+    assert 'name="quorum"' not in page, "and is read-only: the file is the truth"
