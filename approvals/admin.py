@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils import timezone
 
-from approvals.models import ApprovalPolicy, ApprovalRule
+from approvals.models import ApprovalPolicy, ApprovalRule, Grant
 from projects.admin import ManagedPerProject
 
 
@@ -102,3 +102,21 @@ class ApprovalPolicyAdmin(ManagedPerProject, admin.ModelAdmin[ApprovalPolicy]):
         if obj is not None and obj.source not in ("", "admin"):
             return [field.name for field in ApprovalPolicy._meta.fields]
         return ["source"]
+
+
+@admin.register(Grant)
+class GrantAdmin(ManagedPerProject, admin.ModelAdmin[Grant]):
+    """People's "Allow for this session": what each let through at once, in which session, until when."""
+
+    project_path = "session__project"
+    list_display = ["session", "tool_name", "describe", "granted_by", "created_at", "expires_at", "revoked_at"]
+    list_select_related = ["session", "granted_by"]
+    readonly_fields = ["session", "tool_name", "command_prefix", "path", "granted_by", "question", "made_from",
+                       "created_at", "expires_at", "revoked_at", "revoked_by"]  # fmt: skip
+
+    @admin.display(description="allows")
+    def describe(self, grant: Grant) -> str:
+        return grant.describe()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # made from an approval's card, never by hand

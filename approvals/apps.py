@@ -10,4 +10,4 @@ class ApprovalsConfig(AppConfig):
 
     def ready(self) -> None:
         # Connects the receivers that clear this process's copy of the rules and policies when one is saved.
-        from approvals import policies, rules  # noqa: F401
+        from approvals import grants, policies, rules  # noqa: F401

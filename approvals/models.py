@@ -317,3 +317,68 @@ class ApprovalPolicy(models.Model):
                 raise ValidationError({"deciders": f"{decider}: roles are {', '.join(Role.values)}"})
         if self.quorum < 1:
             raise ValidationError({"quorum": "at least 1"})
+
+
+class Grant(models.Model):
+    """A person's "Allow for this session, N minutes": the same tool and command prefix, in that one session, is
+    allowed at once until it expires or is revoked (approvals.grants)."""
+
+    session = models.ForeignKey("lifecycle.AgentSession", on_delete=models.CASCADE, related_name="grants")
+    tool_name = models.CharField(max_length=200)
+    command_prefix = models.CharField(max_length=500, blank=True, help_text="Bash: the command's first words.")
+    path = models.CharField(max_length=500, blank=True, help_text="A file tool: this file.")
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The approval it came from, and the digest of what its person saw there.
+    question = models.ForeignKey(
+        "questions.Question", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    made_from = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["session", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} {self.describe()} in session {self.session_id} until {self.expires_at:%H:%M}"
+
+    def describe(self) -> str:
+        if self.command_prefix:
+            return f"`{self.command_prefix} …`"
+        return self.path or "(any input)"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None and self.expires_at > timezone.now()
+
+    @property
+    def minutes_left(self) -> int:
+        return max(0, int((self.expires_at - timezone.now()).total_seconds() // 60))
+
+    def compiled(self) -> CompiledRule:
+        """As an allow rule over this session's tool uses (a deny rule still wins)."""
+        rule = ApprovalRule(
+            pk=-self.pk,
+            tool_pattern=re.escape(self.tool_name),
+            command_prefix=self.command_prefix,
+            path=self.path,
+            action=Action.ALLOW,
+            expires_at=self.expires_at,
+        )
+        found = CompiledRule(rule)
+        by = self.granted_by.get_username() if self.granted_by else "someone"
+        found.label = f"{by}'s grant for this session until {timezone.localtime(self.expires_at):%H:%M}"
+        return found
+
+    def revoke(self, by: str) -> bool:
+        """Ends it now; False when it had ended already."""
+        done = Grant.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now(), revoked_by=by
+        )
+        self.refresh_from_db()
+        return bool(done)

@@ -21,6 +21,7 @@ import contextlib
 import logging
 import time
 import uuid
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -30,6 +31,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 from starlette.types import Receive, Scope, Send
 
+from approvals import grants, policies
 from approvals import rules as policy
 from approvals.rules import RuleDecision
 from claudecode import hook_calls, hosts, service
@@ -41,6 +43,7 @@ from core.db import database_sync_to_async
 from core.errors import Refused
 from core.limits import OverLimit
 from lifecycle.models import AgentSession, SessionTaken
+from projects.models import Project
 from questions.asking import Caller, WaitPolicy, ask_and_wait
 from questions.decisions import Decision
 from questions.models import Question, RateLimited, Status
@@ -126,6 +129,8 @@ async def _handle(
         ruled = await policy.decide_by_rule(
             call.tool_name, call.tool_input, call.cwd, since=t0, project_id=token.project_id
         )
+        if ruled is None and asks:
+            ruled = await _granted(call, token, t0)
         if ruled is not None and (asks or ruled.ruling.action == "deny"):
             # Decided without a person: answered first, written after (the host is not kept waiting on a write).
             await send.answer(host_answer(call, ruled.decision, by=ruled.label))
@@ -150,6 +155,30 @@ async def _handle(
 
     texts = await database_sync_to_async(record_and_collect)()
     await send.answer(delivery_answer(via, texts))
+
+
+async def _granted(call: HookCall, token: AgentToken, t0: float) -> policy.RuleDecision | None:
+    """A grant of this session (a person's "Allow for this session") deciding the tool use, if one does."""
+
+    def read() -> policy.Ruling | None:
+        session = AgentSession.objects.filter(pk=call.guid, token=token).only("pk", "project_id").first()
+        if session is None:
+            return None
+        use = policies.ToolUse(
+            project_id=session.project_id or Project.for_agent(token.project_id),
+            host=call.host,
+            tool_name=call.tool_name,
+            tool_input=call.tool_input if call.tool_input is not None else {},
+            cwd=call.cwd,
+            token_id=token.pk,
+        )
+        return grants.decide(session.pk, call.tool_name, use.tool_input, call.cwd, use)
+
+    ruling = await database_sync_to_async(read)()
+    if ruling is None:
+        return None
+    decided_in_us = (time.perf_counter() - t0) * 1e6
+    return policy.RuleDecision(ruling, timezone.now() - timedelta(microseconds=decided_in_us), decided_in_us)
 
 
 async def _session(call: HookCall, token: AgentToken) -> AgentSession:
@@ -274,7 +303,11 @@ def host_answer(call: HookCall, decision: dict[str, Any], *, by: str) -> dict[st
         if decided is not None and allow and decided.updated_input is not None:
             output["updatedInput"] = decided.updated_input
         return {"hookSpecificOutput": output}
-    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+    # As a decision the host knows: what Hook Bridge keeps beside it (a grant's minutes) stays here.
+    known = Decision.of(decision)
+    return {
+        "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": known.as_dict() if known else decision}
+    }
 
 
 def delivery_answer(event: str, texts: list[str]) -> dict[str, Any]:

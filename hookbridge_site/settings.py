@@ -388,6 +388,8 @@ HOOKBRIDGE_DESTRUCTIVE_COMMANDS = env_list(
 HOOKBRIDGE_APPROVAL_TIMEOUT = required_seconds("HOOKBRIDGE_APPROVAL_TIMEOUT", 590.0)
 # A rule made from an approval ("Allow and make a rule") stops deciding after this many days (approvals.models).
 HOOKBRIDGE_RULE_DAYS = env_int("HOOKBRIDGE_RULE_DAYS", 30)
+# "Allow for this session": the same tool and command prefix in that session is allowed at once this long (approvals).
+HOOKBRIDGE_GRANT_MINUTES = env_int("HOOKBRIDGE_GRANT_MINUTES", 30)
 
 # The public URL of the dashboard, used in messages that tell an agent where to answer.
 HOOKBRIDGE_PUBLIC_URL = env_url("HOOKBRIDGE_PUBLIC_URL", "http://127.0.0.1:8000")

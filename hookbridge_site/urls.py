@@ -27,5 +27,6 @@ urlpatterns = [
     path("", include("tokens.urls")),
     path("", include("notify.urls")),
     path("", include("claudecode.urls")),
+    path("approvals/", include("approvals.urls")),
     path("", include("tokens.oauth_urls")),
 ]

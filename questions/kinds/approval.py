@@ -196,7 +196,37 @@ class ApprovalForm(AnswerForm):
             return {"behavior": "allow", "suggestion": int(pressed[len("suggestion-") :])}, None
         if pressed == "deny":
             return Decision.deny(self.cleaned_data["message"]).as_dict(), None
+        if pressed == "grant":
+            return {"behavior": "allow", "grantMinutes": settings.HOOKBRIDGE_GRANT_MINUTES}, None
         return {"behavior": pressed}, None
+
+    @property
+    def grant_refused(self) -> str:
+        """Why "Allow for this session" is not offered on this card ("": it is)."""
+        return grant_refused(self.question)
+
+    @property
+    def grant_minutes(self) -> int:
+        return int(settings.HOOKBRIDGE_GRANT_MINUTES)
+
+
+def grant_refused(question: Asked) -> str:
+    """Why a person may not allow this tool use for the rest of its session ("": they may).
+
+    A grant lets the same tool and command prefix through at once (approvals.grants): never for a command that
+    cannot be undone, nor where the approval's policy needs more than one person or someone other than the author.
+    """
+    # Read with getattr: Asked is what every kind reads, and only a stored approval has a session and a policy.
+    if getattr(question, "session_id", None) is None:
+        return "it belongs to no session"
+    needs = getattr(question, "requirement", None) or {}
+    if int(needs.get("quorum") or 1) > 1 or not needs.get("self_approval", True):
+        return f"{needs.get('policy') or 'its policy'} needs more people than one"
+    tool_input = question.payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if question.payload.get("tool_name") == "Bash" and isinstance(command, str) and destructive(command):
+        return "it runs a command that cannot be undone"
+    return ""
 
 
 class Approval(QuestionKind):
@@ -225,6 +255,19 @@ class Approval(QuestionKind):
         edited: dict[str, Any] | None = None
         chosen: list[Any] | None = None
         said = f"Allowed {tool}"
+        if "grantMinutes" in value:
+            minutes = value["grantMinutes"]
+            if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= 24 * 60:
+                raise InvalidAnswer("grantMinutes", "grantMinutes must be a whole number of minutes, 1 to 1440.")
+            if refused := grant_refused(question):
+                raise InvalidAnswer("grantMinutes", f"This approval cannot be allowed for its session: {refused}.")
+            if set(value) - {"behavior", "grantMinutes"}:
+                raise InvalidAnswer("grantMinutes", "An allow for the session allows the input as asked, unchanged.")
+            return Reply(
+                f"Allowed {tool} for this session, {minutes} minutes",
+                {"behavior": "allow", "grantMinutes": minutes},
+                option="allow",
+            )
         if "updatedInput" in value:
             edited = value["updatedInput"]
             if not isinstance(edited, dict):

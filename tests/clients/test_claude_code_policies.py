@@ -93,7 +93,8 @@ async def test_a_push_runs_only_after_the_second_person_allows(
         own = await answer(server, raw["pat"], approval["id"])
         assert own.status_code == 403
         await asyncio.sleep(1.0)
-        assert cli.returncode is None, "one allow of two lets nothing run"
+        running = cli.returncode is None
+        assert running, "one allow of two lets nothing run"
         assert not (project / "hi.txt").exists()
         assert (await answer(server, raw["bob"], approval["id"])).status_code == 200
         out, _ = await asyncio.wait_for(cli.communicate(), 60)

@@ -129,3 +129,25 @@ async def test_the_policy_s_rules_allow_npm_test_at_once_and_nothing_smuggled_af
         assert question["status"] == "pending", "a person decides what the rule does not name"
         assert (await answer(live, raw["ann"], question["id"], {"behavior": "deny"})).status_code == 200
         assert (await held).json()["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+
+
+async def test_allowed_for_the_session_the_same_prefix_goes_through_at_once_there_and_nowhere_else(
+    server: tuple[LiveServer, dict[str, str]],
+) -> None:
+    live, raw = server
+    first = hook_body("PermissionRequest", "npm run build")
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw['agent']}"}, timeout=30) as http:
+        held = asyncio.ensure_future(http.post(f"{live.url}/hooks/claude", json=first))
+        question = await held_approval(live, raw["ann"], "npm run build")
+        granted = await answer(live, raw["ann"], question["id"], {"behavior": "allow", "grantMinutes": 30})
+        assert granted.status_code == 200, granted.text
+        assert (await held).json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+        again = {**hook_body("PermissionRequest", "npm run build -- --prod"), "session_id": first["session_id"]}
+        at_once = await http.post(f"{live.url}/hooks/claude", json=again)
+        assert at_once.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+        elsewhere = hook_body("PermissionRequest", "npm run build -- --prod")
+        held = asyncio.ensure_future(http.post(f"{live.url}/hooks/claude", json=elsewhere))
+        other = await held_approval(live, raw["ann"], "npm run build -- --prod")
+        assert other["session"] == elsewhere["session_id"], "another session waits for a person"
+        assert (await answer(live, raw["ann"], other["id"], {"behavior": "deny"})).status_code == 200
+        await held
