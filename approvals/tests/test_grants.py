@@ -3,6 +3,7 @@ at once until it expires or is revoked; never for a command that cannot be undon
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -123,6 +124,9 @@ def test_the_card_offers_it_only_where_it_may_be_given(world: World) -> None:
     safe, risky = world.ask("npm test"), world.ask("rm -rf build")
     page = client.get(reverse("questions:detail", args=[safe.pk])).content.decode()
     assert "Allow for this session, 30 minutes" in page
+    # The digits follow the order shown (hookbridge.js picks the nth choice): Allow 1, this 2, … Deny last.
+    hints = re.findall(r'<kbd class="key-hint" aria-hidden="true">(\d)</kbd> ([A-Z][a-z]+)', page)
+    assert hints == [("1", "Allow"), ("2", "Allow"), ("3", "Allow"), ("4", "Deny")]
     page = client.get(reverse("questions:detail", args=[risky.pk])).content.decode()
     assert "Allow for this session" not in page
 

@@ -206,6 +206,14 @@ class ApprovalForm(AnswerForm):
         return grant_refused(self.question)
 
     @property
+    def keys(self) -> dict[str, int]:
+        """The digit that picks each decision, in the order the card shows them (hookbridge.js's pick counts so)."""
+        grant = 0 if self.grant_refused else 1
+        first = 2 + grant
+        after = first + len(self.suggestions)
+        return {"grant": 2 if grant else 0, "suggestion": first, "edit": after, "deny": after + 1}
+
+    @property
     def grant_minutes(self) -> int:
         return int(settings.HOOKBRIDGE_GRANT_MINUTES)
 

@@ -193,3 +193,36 @@ async def test_a_two_person_approval_shows_who_allowed_and_waits_for_the_second(
                 await expect(card).to_have_class(re.compile(r"\bclosed\b"), timeout=5_000)
             await expect(page.locator(".triage-row", has_text=marker)).to_have_count(0, timeout=5_000)
             await page.close()
+
+
+async def test_allow_for_this_session_is_chosen_on_the_card_and_listed_on_the_session_page_with_a_revoke(
+    browser: Browser,
+) -> None:
+    """Issue 53: the grant is a deliberate choice on the card; the session's page shows it with its time left."""
+    from testing.live import serving
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    for server in serving():
+        for width, height in VIEWPORTS:
+            marker = f"npm run build-{width}"
+            body = permission_request(tool_input={"command": marker})
+            request = asyncio.ensure_future(hook(server, body))
+            page = await browser.new_page(viewport={"width": width, "height": height})
+            await log_in(page, server)
+            card = await card_for(page, marker, width, "grant")
+            await card.get_by_role("radio", name="Allow for this session, 30 minutes").check()
+            await card.get_by_role("button", name="Send decision").click()
+            response = await asyncio.wait_for(request, 10)
+            assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            again = {**permission_request(tool_input={"command": f"{marker} --prod"}), "session_id": body["session_id"]}
+            assert (await hook(server, again)).json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+            await page.goto(f"{server.url}/sessions/{body['session_id']}/")
+            grants = page.locator("#session-grants")
+            await expect(grants).to_contain_text("allowed at once by alice")
+            await expect(grants).to_contain_text("min left")
+            assert await grants.evaluate(LAYOUT_PROBLEMS) == []
+            assert await serious_violations(page) == []
+            await grants.screenshot(path=str(ARTIFACTS / f"session-grants-{width}.png"))
+            await grants.get_by_role("button", name=re.compile("Revoke the grant")).click()
+            await expect(page.locator("#session-grants")).to_contain_text("None: each tool use")
+            await page.close()
