@@ -102,6 +102,9 @@ def test_an_event_is_current_once_the_dashboard_shows_it_or_a_later_one() -> Non
 
 
 @pytest.mark.team  # its team system runs on the machine's PostgreSQL and Redis
+# Its cold servers weigh real starts by design: 110 s of its 120 on this machine's slow day (2026-12-01), 120+ the
+# next run. A bound on the harness, not a timing assertion.
+@pytest.mark.timeout(360)
 def test_the_comparison_interleaves_every_system_and_reports_ratios_to_the_floor(tmp_path: Path) -> None:
     done = run("-m", "bench.compare", "--quick", "--think", "50", "--name", "compare-smoke", "--out", str(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr

@@ -93,7 +93,8 @@ def test_the_installed_command_serves_the_dashboard_with_its_data_in_the_users_f
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        page = login_page_once_up(port)
+        # A cold install's first start on a loaded, slow machine took over a minute (2026-12-01): a bound, not a timing.
+        page = login_page_once_up(port, timeout=180)
         assert page is not None, "the installed server did not answer"
         assert page.status_code == 200
         assert "/static/" in page.text
