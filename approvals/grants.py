@@ -17,7 +17,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from approvals import policies, rules, shell
-from approvals.models import Grant, input_path
+from approvals.models import Grant, input_path, shell_command
 from questions import signals
 from questions.kinds import Kind
 from questions.models import Answer, Question
@@ -32,7 +32,7 @@ def make(question: Question, answer: Answer) -> Grant | None:
         return None
     payload = question.payload
     tool = str(payload.get("tool_name") or "")
-    command = rules.shell_command(tool, payload.get("tool_input"))
+    command = shell_command(tool, payload.get("tool_input"))
     prefix, path = "", ""
     if command is not None:
         parsed = shell.parse(command, str(payload.get("cwd") or ""))

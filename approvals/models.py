@@ -56,11 +56,17 @@ def _commands(text: str) -> None:
         raise ValidationError("must be plain commands: " + "; ".join(parsed.problems or ["words only"]))
 
 
-def input_text(tool_name: str, tool_input: Any) -> str:
-    """What a regular expression is searched in: a Bash command as typed, any other input as JSON."""
+def shell_command(tool_name: str, tool_input: Any) -> str | None:
+    """A Bash tool use's command as typed; None for any other tool use."""
     if tool_name == "Bash" and isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
         return str(tool_input["command"])
-    return json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+    return None
+
+
+def input_text(tool_name: str, tool_input: Any) -> str:
+    """What a regular expression is searched in: a Bash command as typed, any other input as JSON."""
+    command = shell_command(tool_name, tool_input)
+    return command if command is not None else json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
 
 
 def input_path(tool_input: Any) -> str | None:

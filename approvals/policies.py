@@ -19,8 +19,7 @@ from django.dispatch import receiver
 
 from approvals import runtime as state
 from approvals import shell
-from approvals.models import ApprovalPolicy, input_path, path_matches
-from approvals.rules import shell_command
+from approvals.models import ApprovalPolicy, input_path, path_matches, shell_command
 from questions.kinds.approval import destructive
 from tokens.models import AgentToken
 
@@ -44,7 +43,7 @@ class CompiledPolicy:
     @classmethod
     def of(cls, policy: ApprovalPolicy) -> CompiledPolicy:
         return cls(
-            pk=policy.pk,
+            pk=policy.pk or 0,  # 0: a policy read from a file, not saved (policy test)
             project_id=policy.project_id,
             name=policy.name,
             host=policy.host,

@@ -436,7 +436,7 @@ def replay(found: PolicyFile, last: int = 500) -> tuple[int, list[Difference]]:
     compiled = [CompiledRule(rule) for rule in found.rules]
     for rule, fresh in zip(found.rules, compiled, strict=True):
         fresh.label = f"rule {rule.describe()}"
-    policy_list = [policies.CompiledPolicy.of(_with_pk(p, i)) for i, p in enumerate(found.approvals)]
+    policy_list = [policies.CompiledPolicy.of(p) for p in found.approvals]
     past = (
         Question.objects.filter(project=found.project, kind=Kind.APPROVAL)
         .exclude(status=Status.PENDING)
@@ -475,8 +475,3 @@ def replay(found: PolicyFile, last: int = 500) -> tuple[int, list[Difference]]:
                 Difference(question, today, f"{policy.name} needs {policy.requirement['quorum']} people to allow it")
             )
     return read, differences
-
-
-def _with_pk(policy: ApprovalPolicy, i: int) -> ApprovalPolicy:
-    policy.pk = policy.pk or -(i + 1)  # not saved: a stand-in id, for matching only
-    return policy

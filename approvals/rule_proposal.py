@@ -19,8 +19,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import shell
-from approvals.models import Action, ApprovalRule, CompiledRule, input_path
-from approvals.rules import decide, shell_command
+from approvals.models import Action, ApprovalRule, CompiledRule, input_path, shell_command
+from approvals.rules import decide
 from projects.access import Access
 from projects.models import Role
 from questions.kinds import Kind

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from approvals import runtime as state
 from approvals import shell
-from approvals.models import Action, ApprovalRule, CompiledRule
+from approvals.models import Action, ApprovalRule, CompiledRule, shell_command
 from core.db import database_sync_to_async
 from questions.decisions import Decision
 
@@ -63,12 +63,6 @@ class Ruling:
     @property
     def message(self) -> str:
         return self.rule.message
-
-
-def shell_command(tool_name: str, tool_input: Any) -> str | None:
-    if tool_name == "Bash" and isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
-        return str(tool_input["command"])
-    return None
 
 
 def decide(
