@@ -12,6 +12,12 @@
         escalate: [{after: 5m, notify: "on-call:backend"}, {after: 15m, notify: admins}]
         timeout: 30m
         fallback: deny
+    schedules:
+      - name: backend
+        people: [ann, bob]
+        handoff: "09:00"
+        time_zone: Europe/Berlin
+        every: 7d
 
 `load` reads and checks it whole (a refusal names the line and the field, and nothing is changed); `apply`
 replaces the project's rules and policies in one transaction; `export` writes the file back from the database;
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import yaml
@@ -34,11 +40,11 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.dateparse import parse_date, parse_datetime, parse_time
 
 from approvals import policies, rules
 from approvals.models import ApprovalPolicy, ApprovalRule, CompiledRule, Fallback
-from projects.models import Project, Role
+from projects.models import OnCallSchedule, OnCallTurn, Project, Role
 from questions.kinds import Kind
 from questions.models import Question, Status
 from tokens.models import AgentToken
@@ -46,6 +52,8 @@ from tokens.models import AgentToken
 RULE_KEYS = {"tool", "command", "command_prefix", "path", "pattern", "folder", "message", "reason", "expires", "owner"}
 MATCH_KEYS = {"host", "tool", "command_prefix", "path", "destructive", "token", "folder"}
 APPROVAL_KEYS = {"name", "match", "quorum", "self_approval", "deciders", "escalate", "timeout", "fallback"}
+SCHEDULE_KEYS = {"name", "people", "handoff", "time_zone", "every", "starts"}
+FILE_KEYS = ("project", "rules", "approvals", "schedules")
 NOTIFY_CHANNELS = ("slack", "email", "push", "webhook", "admins")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d)?$")
 
@@ -65,6 +73,8 @@ class PolicyFile:
     source: str
     rules: list[ApprovalRule] = field(default_factory=list)
     approvals: list[ApprovalPolicy] = field(default_factory=list)
+    # Each on-call schedule with its people in turn (an override is made in the admin, for a day, and kept).
+    schedules: list[tuple[OnCallSchedule, list[Any]]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -124,9 +134,9 @@ def load(text: str, source: str = "policy.yaml") -> PolicyFile:
     data = read.data
     if not isinstance(data, dict):
         raise read.fail((), "the file is a mapping: project, rules, approvals")
-    unknown = set(data) - {"project", "rules", "approvals"}
+    unknown = set(data) - set(FILE_KEYS)
     if unknown:
-        raise read.fail((sorted(unknown)[0],), "not a field of a policy file (project, rules, approvals)")
+        raise read.fail((sorted(unknown)[0],), f"not a field of a policy file ({', '.join(FILE_KEYS)})")
     name = data.get("project")
     if not isinstance(name, str) or not name.strip():
         raise read.fail(("project",), "required: the project's name")
@@ -134,11 +144,70 @@ def load(text: str, source: str = "policy.yaml") -> PolicyFile:
     if project is None:
         raise read.fail(("project",), f"no project named {name!r} (hookbridge project list)")
     found = PolicyFile(project=project, source=source)
+    members = set(project.memberships.values_list("user_id", flat=True))
+    for i, entry in enumerate(_list(read, data, "schedules")):
+        schedule, people = _schedule(read, entry, ("schedules", i), project)
+        if any(schedule.name.lower() == known.name.lower() for known, _ in found.schedules):
+            raise read.fail(("schedules", i, "name"), f"{schedule.name!r} twice")
+        found.warnings += [
+            f"on-call:{schedule.name}: {person.get_username()} is not a member of {project}, so cannot decide "
+            "while on call (hookbridge project member)"
+            for person in people
+            if person.pk not in members and not getattr(person, "is_superuser", False)
+        ]
+        found.schedules.append((schedule, people))
+    on_call = {known.name.lower() for known, _ in found.schedules}
+    on_call |= {name.lower() for name in OnCallSchedule.objects.filter(project=project).values_list("name", flat=True)}
     for i, entry in enumerate(_list(read, data, "rules")):
         found.rules.append(_rule(read, entry, ("rules", i), project, i))
     for i, entry in enumerate(_list(read, data, "approvals")):
-        found.approvals.append(_approval(read, entry, ("approvals", i), project, i, found.warnings))
+        found.approvals.append(_approval(read, entry, ("approvals", i), project, i, on_call, found.warnings))
     return found
+
+
+def _person(read: _Reader, value: Any, path: tuple[Any, ...]) -> Any:
+    person = get_user_model().objects.filter(username=str(value)).first() if isinstance(value, str) else None
+    if person is None:
+        raise read.fail(path, f"no person named {value!r}")
+    return person
+
+
+def _schedule(read: _Reader, entry: Any, path: tuple[Any, ...], project: Project) -> tuple[OnCallSchedule, list[Any]]:
+    if not isinstance(entry, dict):
+        raise read.fail(path, "each schedule is a mapping: {name: backend, people: [ann, bob], handoff: '09:00'}")
+    unknown = set(entry) - SCHEDULE_KEYS
+    if unknown:
+        raise read.fail((*path, sorted(unknown)[0]), f"not a field of a schedule ({', '.join(sorted(SCHEDULE_KEYS))})")
+    schedule = OnCallSchedule(project=project, name=_text(read, entry, path, "name", 100), source="")
+    if not schedule.name:
+        raise read.fail((*path, "name"), "required: what a policy names (on-call:NAME)")
+    people = entry.get("people")
+    if not isinstance(people, list) or not people:
+        raise read.fail((*path, "people"), "a list of usernames, in the order they take turns: [ann, bob]")
+    persons = [_person(read, name, (*path, "people", j)) for j, name in enumerate(people)]
+    if "handoff" in entry:
+        handoff = entry["handoff"]
+        # YAML reads an unquoted 09:00 as a number of minutes (sexagesimal): 540.
+        text = f"{handoff // 60:02d}:{handoff % 60:02d}" if isinstance(handoff, int) and handoff >= 0 else str(handoff)
+        parsed = parse_time(text) if isinstance(handoff, str | int) and not isinstance(handoff, bool) else None
+        if parsed is None:
+            raise read.fail((*path, "handoff"), 'a time of day: "09:00"')
+        schedule.handoff = parsed
+    if "time_zone" in entry:
+        schedule.time_zone = _text(read, entry, path, "time_zone", 64)
+    if "every" in entry:
+        seconds = _duration(read, entry["every"], (*path, "every"))
+        if seconds < 86400 or seconds % 86400:
+            raise read.fail((*path, "every"), "whole days: 1d, 7d, 14d")
+        schedule.rotation_days = int(seconds // 86400)
+    if "starts" in entry:
+        value = entry["starts"]
+        day = value if isinstance(value, date) and not isinstance(value, datetime) else parse_date(str(value))
+        if day is None:
+            raise read.fail((*path, "starts"), "a date (2027-01-04): the first person's first shift starts then")
+        schedule.starts_on = day
+    _checked(read, path, schedule, {"rotation_days": "every", "starts_on": "starts"})
+    return schedule, persons
 
 
 def _list(read: _Reader, data: dict[str, Any], key: str) -> list[Any]:
@@ -210,7 +279,13 @@ def _rule(read: _Reader, entry: Any, path: tuple[Any, ...], project: Project, i:
 
 
 def _approval(
-    read: _Reader, entry: Any, path: tuple[Any, ...], project: Project, i: int, warnings: list[str]
+    read: _Reader,
+    entry: Any,
+    path: tuple[Any, ...],
+    project: Project,
+    i: int,
+    on_call: set[str],
+    warnings: list[str],
 ) -> ApprovalPolicy:
     if not isinstance(entry, dict):
         raise read.fail(path, "each approval policy is a mapping with a name")
@@ -261,10 +336,12 @@ def _approval(
     for j, decider in enumerate(deciders):
         where = (*path, "deciders", j)
         if not isinstance(decider, str) or not decider.strip():
-            raise read.fail(where, "a username, or role:viewer|answerer|admin")
+            raise read.fail(where, "a username, role:viewer|answerer|admin, or on-call:NAME")
         if decider.startswith("role:"):
             if decider[5:] not in Role.values:
                 raise read.fail(where, f"roles are {', '.join('role:' + r for r in Role.values)}")
+        elif decider.startswith("on-call:"):
+            _known_schedule(read, decider, where, on_call)
         elif not get_user_model().objects.filter(username=decider).exists():
             raise read.fail(where, f"no person named {decider!r}")
     policy.deciders = [str(d) for d in deciders]
@@ -274,13 +351,21 @@ def _approval(
     if fallback not in Fallback.values:
         raise read.fail((*path, "fallback"), f"one of {', '.join(Fallback.values)}")
     policy.fallback = fallback
-    policy.escalate = _escalate(read, entry.get("escalate") or [], (*path, "escalate"), name, warnings)
+    policy.escalate = _escalate(read, entry.get("escalate") or [], (*path, "escalate"), name, on_call, warnings)
     names = {"tool_pattern": "match.tool", "command_prefix": "match.command_prefix", "__all__": ""}
     _checked(read, path, policy, names)
     return policy
 
 
-def _escalate(read: _Reader, steps: Any, path: tuple[Any, ...], name: str, warnings: list[str]) -> list[dict[str, Any]]:
+def _known_schedule(read: _Reader, value: str, path: tuple[Any, ...], on_call: set[str]) -> None:
+    if value[len("on-call:") :].lower() not in on_call:
+        known = ", ".join(sorted(on_call)) or "none"
+        raise read.fail(path, f"no on-call schedule named {value[8:]!r} in this file or the project (known: {known})")
+
+
+def _escalate(
+    read: _Reader, steps: Any, path: tuple[Any, ...], name: str, on_call: set[str], warnings: list[str]
+) -> list[dict[str, Any]]:
     if not isinstance(steps, list):
         raise read.fail(path, "a list of steps: [{after: 5m, notify: slack}]")
     out: list[dict[str, Any]] = []
@@ -291,9 +376,12 @@ def _escalate(read: _Reader, steps: Any, path: tuple[Any, ...], name: str, warni
         notify = step["notify"]
         if not isinstance(notify, str) or not (notify in NOTIFY_CHANNELS or notify.startswith("on-call:")):
             raise read.fail((*where, "notify"), f"one of {', '.join(NOTIFY_CHANNELS)}, or on-call:NAME")
-        if notify.startswith("on-call:"):
+        if notify.startswith("on-call:") and notify[8:].lower() not in on_call:
+            # Said, not refused (a decider naming no schedule is refused: nobody could decide): the team may add
+            # the schedule after the policy, and until then the other steps still reach people.
             warnings.append(
-                f"{name}: escalate step {j + 1} ({notify}) reaches nobody yet: this server has no on-call schedules"
+                f"{name}: escalate step {j + 1} ({notify}) reaches nobody until the project has an on-call "
+                f"schedule named {notify[8:]!r} (schedules: in this file, or the admin)"
             )
         out.append({"after": _duration(read, step.get("after", 0), (*where, "after")), "notify": notify})
     return out
@@ -356,14 +444,46 @@ def describe_policy(policy: ApprovalPolicy) -> str:
     return f"[{' '.join(matches) or 'every approval'}] {who}"
 
 
+def describe_schedule(schedule: OnCallSchedule, people: list[Any]) -> str:
+    names = ", ".join(person.get_username() for person in people) or "nobody"
+    every = "weekly" if schedule.rotation_days == 7 else f"every {schedule.rotation_days} days"
+    return (
+        f"on-call:{schedule.name}: {names}, {every} from {schedule.starts_on:%a %Y-%m-%d} "
+        f"{schedule.handoff:%H:%M} {schedule.time_zone}"
+    )
+
+
 def apply(found: PolicyFile, *, by: Any = None) -> list[str]:
-    """Replace the project's rules and policies with the file's; returns what changed, one line each."""
+    """Replace the project's rules and policies with the file's; returns what changed, one line each.
+
+    Its on-call schedules replace those of the same name (keeping their overrides, which are made for a day in
+    the admin) and those an earlier file made; a schedule made in the admin under another name stays.
+    """
     before_rules = {_rule_key(r) for r in ApprovalRule.objects.filter(project=found.project)}
     before_policies = {_policy_key(p) for p in ApprovalPolicy.objects.filter(project=found.project)}
+    before_schedules = {
+        describe_schedule(schedule, schedule.rota())
+        for schedule in OnCallSchedule.objects.filter(project=found.project)
+    }
     # One transaction: every worker sees the old set or the new one, never a project with half its rules.
     with transaction.atomic():
         ApprovalRule.objects.filter(project=found.project).delete()
         ApprovalPolicy.objects.filter(project=found.project).delete()
+        names = [schedule.name for schedule, _ in found.schedules]
+        kept = OnCallSchedule.objects.filter(project=found.project).exclude(source__in=["", "admin"])
+        for stale in kept:
+            if stale.name.lower() not in {name.lower() for name in names}:
+                stale.delete()
+        for schedule, people in found.schedules:
+            stored = OnCallSchedule.objects.filter(project=found.project, name__iexact=schedule.name).first()
+            if stored is not None:
+                schedule.pk = stored.pk
+            schedule.source = found.source[:300]
+            schedule.save()
+            OnCallTurn.objects.filter(schedule=schedule).delete()
+            OnCallTurn.objects.bulk_create(
+                OnCallTurn(schedule=schedule, user=person, position=i) for i, person in enumerate(people)
+            )
         for rule in found.rules:
             rule.source = found.source[:300]
             rule.owner = rule.owner or by
@@ -377,6 +497,12 @@ def apply(found: PolicyFile, *, by: Any = None) -> list[str]:
     changes += [f"+ rule {key}" for key in after_rules if key not in before_rules]
     changes += [f"- approval policy {key}" for key in sorted(before_policies - set(after_policies))]
     changes += [f"+ approval policy {key}" for key in after_policies if key not in before_policies]
+    after_schedules = {
+        describe_schedule(schedule, schedule.rota())
+        for schedule in OnCallSchedule.objects.filter(project=found.project)
+    }
+    changes += [f"- {key}" for key in sorted(before_schedules - after_schedules)]
+    changes += [f"+ {key}" for key in sorted(after_schedules - before_schedules)]
     return changes
 
 
@@ -416,6 +542,19 @@ def export(project: Project) -> str:
             entry["timeout"] = f"{policy.timeout_seconds:g}s"
         entry["fallback"] = policy.fallback
         out["approvals"].append(entry)
+    schedules = OnCallSchedule.objects.filter(project=project)
+    if schedules:
+        out["schedules"] = [
+            {
+                "name": schedule.name,
+                "people": [person.get_username() for person in schedule.rota()],
+                "handoff": f"{schedule.handoff:%H:%M}",
+                "time_zone": schedule.time_zone,
+                "every": f"{schedule.rotation_days}d",
+                "starts": schedule.starts_on.isoformat(),
+            }
+            for schedule in schedules
+        ]
     return yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=120)
 
 

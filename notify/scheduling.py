@@ -17,7 +17,7 @@ from django.dispatch import receiver
 from notify import email, policy, push, slack, steps, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy
-from projects.models import Membership, Role
+from projects.models import Membership, Role, on_call_now
 from questions import signals
 from questions.models import Question
 
@@ -57,7 +57,7 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
             step = policy.Step("email", step.delay_seconds)
             target = admins_of(question)
         elif step.channel.startswith("on-call:"):
-            logger.info("Question %s: %s has no on-call schedule to reach yet", question.pk, step.channel)
+            chosen.extend(on_call_steps(question, step))
             continue
         elif step.channel == "webhook" and webhook.configured():
             target = settings.HOOKBRIDGE_WEBHOOK_URL
@@ -66,6 +66,26 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
         if target:
             chosen.append((step, target))
     return chosen
+
+
+def on_call_steps(question: Question, step: policy.Step) -> list[tuple[policy.Step, str]]:
+    """An approval policy's `on-call:NAME`: the person on call when the step is due, by e-mail and on each of their
+    browsers; nothing (and a note in the log) when the schedule is missing or has nobody."""
+    name = step.channel[len("on-call:") :]
+    when = question.created_at + timedelta(seconds=step.delay_seconds)
+    person = on_call_now(question.project_id, name, when)
+    if person is None:
+        logger.warning("Question %s: on-call:%s reaches nobody (no such schedule, or nobody in it)", question.pk, name)
+        return []
+    found: list[tuple[policy.Step, str]] = []
+    if email.configured() and person.email:
+        found.append((policy.Step("email", step.delay_seconds), person.email))
+    push_step = policy.Step("push", step.delay_seconds)
+    found.extend((push_step, s.label) for s in push.subscriptions_for(question.project_id).filter(user=person))
+    if not found:
+        logger.warning("Question %s: on-call:%s is %s, who has no e-mail address or browser to reach", question.pk,
+                       name, person.get_username())  # fmt: skip
+    return found
 
 
 # Where the last step lands in the window of a question someone gives up on, when the policy's own delays

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from projects import access
-from projects.models import Membership, Project, Role, at_least
+from projects.models import Membership, OnCallOverride, OnCallSchedule, OnCallTurn, Project, Role, at_least
 
 
 class ProjectScoped:
@@ -203,3 +203,77 @@ class ProjectAdmin(ProjectScoped, admin.ModelAdmin[Project]):
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         super().save_formset(request, form, formset, change)
         access.forget(request.user)
+
+
+class _ScheduleInline:
+    """A schedule's rows, managed by the admins of its project (as the schedule itself)."""
+
+    def _admin_of(self, request: HttpRequest, obj: OnCallSchedule | None) -> bool:
+        if obj is None:
+            return access.of_user(request.user).may_anywhere(Role.ADMIN)
+        return access.of_user(request.user).may(obj.project_id, Role.ADMIN)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._admin_of(request, obj)
+
+
+class OnCallTurnInline(_ScheduleInline, admin.TabularInline[OnCallTurn, OnCallSchedule]):
+    model = OnCallTurn
+    extra = 1
+    fields = ["position", "user"]
+    verbose_name = "person, in turn"
+    verbose_name_plural = "people, in the order they take turns"
+
+    def _admin_of(self, request: HttpRequest, obj: OnCallSchedule | None) -> bool:
+        # A schedule from a policy file keeps its rota in the file: edit the file.
+        return super()._admin_of(request, obj) and (obj is None or obj.source in ("", "admin"))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return _ScheduleInline._admin_of(self, request, obj)
+
+
+class OnCallOverrideInline(_ScheduleInline, admin.TabularInline[OnCallOverride, OnCallSchedule]):
+    model = OnCallOverride
+    extra = 1
+    fields = ["day", "user", "reason"]
+    verbose_name = "override: one shift to someone else"
+
+
+@admin.register(OnCallSchedule)
+class OnCallScheduleAdmin(ManagedPerProject, admin.ModelAdmin[OnCallSchedule]):
+    """Who is on call: a rotation of a project's people, for a policy's `on-call:NAME` (who may decide, whom an
+    escalation step reaches). A schedule applied from a policy file keeps its rota in the file; its overrides (a
+    sick day, a swap) are made here and survive the next apply."""
+
+    list_display = ["name", "project", "on_call_now", "next_handoff", "rotation_days", "time_zone", "source"]
+    list_select_related = ["project"]
+    list_filter = [("project", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["name"]
+    inlines = [OnCallTurnInline, OnCallOverrideInline]
+
+    @admin.display(description="on call now")
+    def on_call_now(self, schedule: OnCallSchedule) -> str:
+        person = schedule.on_call()
+        return person.get_username() if person is not None else "nobody"
+
+    @admin.display(description="next hand-off")
+    def next_handoff(self, schedule: OnCallSchedule) -> str:
+        upcoming = schedule.next_handoffs(1)
+        if not upcoming:
+            return "—"
+        when, person = upcoming[0]
+        return f"{when:%a %Y-%m-%d %H:%M} to {person.get_username() if person is not None else 'nobody'}"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: OnCallSchedule | None = None) -> Any:
+        if obj is not None and obj.source not in ("", "admin"):
+            return ["project", "name", "handoff", "time_zone", "rotation_days", "starts_on", "source"]
+        return ["source"]

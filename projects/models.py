@@ -9,10 +9,13 @@ and do everything. One project is the default: it catches what names no other.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date, datetime, time, timedelta
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models, transaction
 from django.utils import timezone
 
@@ -154,3 +157,122 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.project}: {self.role}"
+
+
+def _time_zone(name: str) -> None:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"{name!r} is not a time zone (Europe/Berlin, America/New_York, UTC)") from None
+
+
+class OnCallSchedule(models.Model):
+    """A rotation of a project's people: who is on call now, for a policy's `on-call:NAME` (issue 53).
+
+    Each shift starts at the hand-off time in the schedule's time zone and lasts `rotation_days`; the people
+    take turns in order from `starts_on`. An override gives one shift (the one starting that day) to someone
+    else: a sick day, a swap. Nobody is on call in a schedule without people.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="on_call_schedules")
+    name = models.CharField(
+        max_length=NAME_LENGTH,
+        validators=[RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z", "letters, digits, '.', '_' and '-'")],
+        help_text="What a policy names: on-call:NAME.",
+    )
+    handoff = models.TimeField(default=time(9, 0), help_text="When one shift hands to the next, local time.")
+    time_zone = models.CharField(max_length=64, default="UTC", validators=[_time_zone])
+    rotation_days = models.PositiveSmallIntegerField(
+        default=7, validators=[MinValueValidator(1), MaxValueValidator(366)], help_text="How long each shift lasts."
+    )
+    starts_on = models.DateField(
+        default=date(2026, 1, 5),  # a Monday: weekly shifts hand off on Mondays unless told otherwise
+        help_text="The first person's first shift starts on this day, at the hand-off time.",
+    )
+    source = models.CharField(max_length=300, blank=True, default="admin", help_text="Where it came from.")
+
+    class Meta:
+        ordering = ["project__name", "name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="one_schedule_name_per_project")]
+
+    def __str__(self) -> str:
+        return f"on-call:{self.name} ({self.project})"
+
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.time_zone)
+
+    def shift_day(self, at: datetime | None = None) -> date:
+        """The local day on which the shift covering `at` started (before the hand-off: the day before's)."""
+        local = (at or timezone.now()).astimezone(self.zone())
+        return local.date() if local.time() >= self.handoff else local.date() - timedelta(days=1)
+
+    def rota(self) -> list[Any]:
+        return [turn.user for turn in self.turns.select_related("user").order_by("position", "pk")]
+
+    def _whose(self, day: date, people: list[Any], overrides: dict[date, Any]) -> Any:
+        if day in overrides:
+            return overrides[day]
+        if not people:
+            return None
+        return people[((day - self.starts_on).days // self.rotation_days) % len(people)]
+
+    def _overrides(self, first: date, last: date) -> dict[date, Any]:
+        found = self.overrides.filter(day__gte=first, day__lte=last).select_related("user")
+        return {override.day: override.user for override in found}
+
+    def on_call(self, at: datetime | None = None) -> Any:
+        """The person on call at `at` (now): the shift's override, else whose turn it is; None with nobody."""
+        day = self.shift_day(at)
+        return self._whose(day, self.rota(), self._overrides(day, day))
+
+    def next_handoffs(self, count: int = 3, at: datetime | None = None) -> list[tuple[datetime, Any]]:
+        """The next `count` hand-offs after `at` (now): when, and to whom (overrides included)."""
+        today = self.shift_day(at)
+        horizon = today + timedelta(days=self.rotation_days * (count + 1) + 62)
+        people, overrides = self.rota(), self._overrides(today, horizon)
+        found: list[tuple[datetime, Any]] = []
+        day, who = today, self._whose(today, people, overrides)
+        while len(found) < count and day < horizon:
+            day += timedelta(days=1)
+            after = self._whose(day, people, overrides)
+            if after != who:
+                found.append((datetime.combine(day, self.handoff, self.zone()), after))
+            who = after
+        return found
+
+
+class OnCallTurn(models.Model):
+    """One person's place in a schedule's rotation."""
+
+    schedule = models.ForeignKey(OnCallSchedule, on_delete=models.CASCADE, related_name="turns")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["schedule", "position", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.position + 1}. {self.user}"
+
+
+class OnCallOverride(models.Model):
+    """One shift given to someone else: the shift that starts on `day` at the schedule's hand-off time."""
+
+    schedule = models.ForeignKey(OnCallSchedule, on_delete=models.CASCADE, related_name="overrides")
+    day = models.DateField(help_text="The shift starting on this day at the hand-off time.")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["schedule", "day"]
+        constraints = [models.UniqueConstraint(fields=["schedule", "day"], name="one_override_per_shift")]
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.user}"
+
+
+def on_call_now(project_id: int, name: str, at: datetime | None = None) -> Any:
+    """The person on call in the project's schedule `name` (a policy's `on-call:NAME`); None: no such schedule,
+    or nobody in it."""
+    schedule = OnCallSchedule.objects.filter(project_id=project_id, name__iexact=name).first()
+    return schedule.on_call(at) if schedule is not None else None

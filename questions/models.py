@@ -22,7 +22,7 @@ from django.utils import timezone
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
 from projects.access import of_user
-from projects.models import InProject, InProjectQuerySet, Project, Role, at_least
+from projects.models import InProject, InProjectQuerySet, Project, Role, at_least, on_call_now
 from questions import kinds, signals, wording
 from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
@@ -632,13 +632,21 @@ class Question(InProject):
             if not at_least(role, Role.ANSWERER):
                 raise NotEligible("by", f"{person.get_username()} may not answer in {self.project}.")
             return
+        on_call: list[str] = []
         for decider in deciders:
             if decider.startswith("role:") and decider[5:] in Role.values and at_least(role, decider[5:]):
                 return
+            if decider.startswith("on-call:"):
+                # Whoever is on call when they decide, not when it was asked: a hand-off passes the pager on.
+                now = on_call_now(self.project_id, decider[8:])
+                if now is not None and now.pk == person.pk and at_least(role, Role.VIEWER):
+                    return
+                on_call.append(f"{decider} is {now.get_username() if now is not None else 'nobody'} now")
             if decider == person.get_username():
                 return
+        also = f" ({'; '.join(on_call)})" if on_call else ""
         raise NotEligible(
-            "by", f"{policy} is decided by {', '.join(deciders)}; {person.get_username()} is not one of them."
+            "by", f"{policy} is decided by {', '.join(deciders)}{also}; {person.get_username()} is not one of them."
         )
 
     @property

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from projects.models import on_call_now
 from questions.states import CancelReason, Status
 
 
@@ -14,6 +15,7 @@ class Question(Protocol):
     """What the words read of a question (questions.models.Question): the model is not imported, it imports this."""
 
     pk: Any
+    project_id: Any
     kind: str
     status: str
     cancel_reason: str
@@ -114,6 +116,16 @@ def status_sentence(question: Question, *, to_agent: bool) -> str:
     return f"Question {qid} {outcome_words(question)}."
 
 
+def decider_words(question: Question, decider: str) -> str:
+    """A policy's decider as the card says it: "the project's admin", "the on-call of backend (ann now)"."""
+    if decider.startswith("role:"):
+        return f"the project's {decider[5:]}"
+    if decider.startswith("on-call:"):
+        now = on_call_now(question.project_id, decider[8:])
+        return f"the on-call of {decider[8:]} ({now.get_username() if now is not None else 'nobody'} now)"
+    return decider
+
+
 def requirement_sentence(question: Question) -> str:
     """Who must decide an approval under its policy, in one sentence for its card."""
     needs = question.requirement
@@ -122,7 +134,7 @@ def requirement_sentence(question: Question) -> str:
     said = f"{policy[:1].upper()}{policy[1:]} needs {quorum} {'person' if quorum == 1 else 'people'}"
     deciders = needs.get("deciders") or []
     if deciders:
-        said += " from " + ", ".join(str(d).replace("role:", "the project's ") for d in deciders)
+        said += " from " + ", ".join(decider_words(question, str(d)) for d in deciders)
     said += " to allow it"
     if not needs.get("self_approval", True) and needs.get("owner_name"):
         said += f", not {needs['owner_name']}, whose agent asks"

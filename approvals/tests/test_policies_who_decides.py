@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from approvals.models import ApprovalPolicy, ApprovalRule
 from claudecode import service
-from projects.models import Project, Role
+from projects.models import OnCallOverride, OnCallSchedule, Project, Role
 from questions.kinds import Kind
 from questions.models import NotEligible, Question, Status, Vote, VoteCounted
 from testing.approval_world import ISSUE_POLICY
@@ -74,7 +74,7 @@ def test_the_issue_s_policy_applies_and_a_push_needs_two_people_neither_of_them_
     said = shop.apply(tmp_path)
     assert "Applied" in said
     assert "+ approval policy pushes need two" in said
-    assert "on-call:backend" in said, "a step that reaches nobody yet is said, not silently dropped"
+    assert "(on-call:backend) reaches nobody until" in said, "a step reaching nobody yet is said, not dropped"
     push = shop.ask("git push origin main")
     assert push.requirement["quorum"] == 2
     assert push.requirement["owner"] == shop.people["pat"].pk
@@ -293,6 +293,7 @@ def test_policy_test_names_the_push_a_file_would_now_deny(shop: Shop, tmp_path: 
 
 R = "project: shop\nrules:\n"
 A = "project: shop\napprovals:\n  - name: x\n"
+S = "project: shop\nschedules:\n  - name: backend\n"
 
 
 @pytest.mark.parametrize(
@@ -312,6 +313,14 @@ A = "project: shop\napprovals:\n  - name: x\n"
         (A + "    escalate: [{after: 5m, notify: pigeon}]\n", "shop.yaml:4: approvals[0].escalate[0].notify: one of"),
         (A + "    match: {tool: 'Bash('}\n", "shop.yaml:4: approvals[0].match.tool: not a regular"),
         ("project: [shop\n", "shop.yaml:2: not YAML"),
+        (A + "    deciders: ['on-call:nosuch']\n", "shop.yaml:4: approvals[0].deciders[0]: no on-call schedule"),
+        (S + "    people: [ann, zed]\n", "shop.yaml:4: schedules[0].people[1]: no person named 'zed'"),
+        (S + "    people: []\n", "shop.yaml:4: schedules[0].people: a list of usernames"),
+        (S + "    people: [ann]\n    handoff: noon\n", "shop.yaml:5: schedules[0].handoff: a time of day"),
+        (S + "    people: [ann]\n    time_zone: Mars/Olympus\n", "shop.yaml:5: schedules[0].time_zone: 'Mars"),
+        (S + "    people: [ann]\n    every: 36h\n", "shop.yaml:5: schedules[0].every: whole days"),
+        (S + "    people: [ann]\n    pager: yes\n", "shop.yaml:5: schedules[0].pager: not a field of a schedule"),
+        (S + "    people: [ann]\n  - name: Backend\n    people: [bob]\n", "schedules[1].name: 'Backend' twice"),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_line_and_the_field_and_changes_nothing(
@@ -326,6 +335,7 @@ def test_a_bad_file_is_refused_naming_the_line_and_the_field_and_changes_nothing
     assert "(nothing was changed)" in str(refused.value)
     assert list(ApprovalRule.objects.all()) == [kept]
     assert not ApprovalPolicy.objects.exists()
+    assert not OnCallSchedule.objects.exists()
 
 
 def test_the_permission_prompt_kind_of_ask_is_stamped_too(shop: Shop, tmp_path: Path) -> None:
@@ -358,3 +368,62 @@ def test_a_rule_counts_its_decisions_and_the_admin_shows_them(shop: Shop, tmp_pa
     page = admin_client.get(f"/admin/approvals/approvalpolicy/{policy.pk}/change/").content.decode()
     assert str(tmp_path / "shop.yaml") in page, "a policy applied from a file names the file"
     assert 'name="quorum"' not in page, "and is read-only: the file is the truth"
+
+
+DECIDERS = "    fallback: deny\n    deciders: ['on-call:backend', role:admin]\n"
+ON_CALL = POLICY.replace("    fallback: deny\n", DECIDERS) + (
+    "schedules:\n"
+    "  - name: backend\n"
+    "    people: [ann, bob]\n"
+    "    handoff: 09:00\n"
+    "    time_zone: Europe/Berlin\n"
+    "    every: 7d\n"
+    "    starts: 2026-01-05\n"
+)
+
+
+def test_a_policy_naming_the_on_call_lets_only_whoever_is_on_call_now_decide(shop: Shop, tmp_path: Path) -> None:
+    """`deciders: [on-call:backend]`: the person on call when they decide (an override moves it at once); the
+    card says who that is; anyone else is refused naming the schedule and who holds it."""
+    said = shop.apply(tmp_path, ON_CALL)
+    assert "+ on-call:backend: ann, bob, weekly from Mon 2026-01-05 09:00 Europe/Berlin" in said
+    assert "reaches nobody" not in said, "the file's own schedule is known to its escalate steps"
+    schedule = OnCallSchedule.objects.get(project=shop.project, name="backend")
+    on_call = schedule.on_call().get_username()
+    off_call = "bob" if on_call == "ann" else "ann"
+    push = shop.ask("git push origin main")
+    assert f"the on-call of backend ({on_call} now)" in push.requirement_sentence
+    refused = shop.api(off_call, push)
+    assert refused.status_code == 403
+    assert f"(on-call:backend is {on_call} now); {off_call} is not one of them" in refused.json()["error"]
+    assert shop.api(on_call, push).status_code == 202
+    # The pager passes to the other one for today's shift: now they may decide, and make the second allow.
+    OnCallOverride.objects.create(schedule=schedule, day=schedule.shift_day(), user=shop.people[off_call])
+    assert shop.api(off_call, push).status_code == 200
+    push.refresh_from_db()
+    assert push.answer.answered_by == f"{on_call}, {off_call}"
+
+
+def test_on_call_schedules_export_and_apply_back_the_same_and_keep_their_overrides(shop: Shop, tmp_path: Path) -> None:
+    shop.apply(tmp_path, ON_CALL)
+    schedule = OnCallSchedule.objects.get(project=shop.project, name="backend")
+    OnCallOverride.objects.create(schedule=schedule, day=schedule.shift_day(), user=shop.people["pat"])
+    out = io.StringIO()
+    call_command("policy", "export", "--project", "shop", stdout=out)
+    assert "schedules:" in out.getvalue()
+    exported = tmp_path / "exported.yaml"
+    exported.write_text(out.getvalue())
+    again = io.StringIO()
+    call_command("policy", "apply", str(exported), stdout=again, stderr=io.StringIO())
+    assert "(nothing changed)" in again.getvalue()
+    assert OnCallSchedule.objects.get(pk=schedule.pk).on_call() == shop.people["pat"], "the override survives"
+    # A file without the schedule takes away the one a file made (and its escalate step is said to reach nobody).
+    said = shop.apply(tmp_path, POLICY)
+    assert "- on-call:backend" in said
+    assert not OnCallSchedule.objects.exists()
+
+
+def test_a_schedule_s_person_outside_the_project_is_warned_of(shop: Shop, tmp_path: Path) -> None:
+    User.objects.create_user("zoe")
+    said = shop.apply(tmp_path, ON_CALL.replace("people: [ann, bob]", "people: [ann, zoe]"))
+    assert "zoe is not a member of shop, so cannot decide while on call" in said

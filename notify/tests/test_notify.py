@@ -572,8 +572,8 @@ def test_a_step_still_to_come_reads_when_it_will_be_sent(logged_in: Client, sink
 
 @pytest.mark.django_db(transaction=True)
 def test_an_approval_policy_s_escalation_reaches_the_project_s_admins_by_mail(sink: MailSink, settings: Any) -> None:
-    """Issue 53: a policy's `escalate` replaces the project's steps; `admins` mails them; an on-call step, for
-    which no schedule exists yet, reaches nobody (and is said so when the file is applied)."""
+    """Issue 53: a policy's `escalate` replaces the project's steps; `admins` mails them; an on-call step whose
+    schedule does not exist (yet) reaches nobody (and is said so when the file is applied)."""
     from django.contrib.auth.models import User
 
     from projects.models import Project, Role
@@ -591,3 +591,61 @@ def test_an_approval_policy_s_escalation_reaches_the_project_s_admins_by_mail(si
     assert steps == [("email", "adm@example.com")]
     assert dispatch() == 1
     assert sink.wait_for(1)[0]["To"] == "adm@example.com"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_on_call_step_mails_whoever_is_on_call_when_it_is_due(sink: MailSink, settings: Any) -> None:
+    """Issue 53: `on-call:backend` reaches the person the schedule has on call when the step is due: across a
+    hand-off between the ask and the step, the next person; an override for that shift, its person."""
+    from datetime import time as clock
+
+    from projects.models import OnCallOverride, OnCallSchedule, OnCallTurn, Project, Role
+
+    settings.HOOKBRIDGE_NOTIFY = "email@0s"
+    settings.HOOKBRIDGE_EMAIL_TO = ["lead@example.com"]
+    shop = Project.objects.create(name="shop")
+    people = {}
+    for name in ("ann", "bob", "cat"):
+        people[name] = User.objects.create_user(name, email=f"{name}@example.com")
+        shop.set_member(people[name], Role.ANSWERER)
+    # Daily shifts, ann's now; the hand-off comes an hour after the ask, so a step due in two hours is bob's.
+    handoff = (timezone.now() + timedelta(hours=1)).astimezone(timezone.get_fixed_timezone(0))
+    schedule = OnCallSchedule(project=shop, name="backend", handoff=clock(handoff.hour, handoff.minute),
+                              time_zone="UTC", rotation_days=1)  # fmt: skip
+    schedule.starts_on = schedule.shift_day()
+    schedule.save()
+    for i, name in enumerate(["ann", "bob"]):
+        OnCallTurn.objects.create(schedule=schedule, user=people[name], position=i)
+    assert schedule.on_call() == people["ann"]
+    needs = {"policy": "the policy 'pushes'", "quorum": 1, "escalate": [
+        {"after": 0, "notify": "on-call:backend"}, {"after": 7200, "notify": "on-call:backend"}]}  # fmt: skip
+    payload = {"tool_name": "Bash", "tool_input": {"command": "git push"}}
+    question = ask("git push", options=[], kind=Kind.APPROVAL, payload=payload, project=shop, requirement=needs)
+    assert sorted(Delivery.objects.filter(question=question).values_list("channel", "target")) == [
+        ("email", "ann@example.com"),
+        ("email", "bob@example.com"),
+    ]
+    assert dispatch() == 1
+    assert sink.wait_for(1)[0]["To"] == "ann@example.com"
+
+    OnCallOverride.objects.create(schedule=schedule, day=schedule.shift_day(), user=people["cat"], reason="swap")
+    later = ask("git push -f", options=[], kind=Kind.APPROVAL, payload=payload, project=shop, requirement=needs)
+    firsts = Delivery.objects.filter(question=later, due_at=later.created_at).values_list("target", flat=True)
+    assert list(firsts) == ["cat@example.com"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_on_call_step_naming_no_schedule_reaches_nobody_and_the_others_still_go(
+    sink: MailSink, settings: Any
+) -> None:
+    from projects.models import Project, Role
+
+    settings.HOOKBRIDGE_NOTIFY = "email@0s"
+    settings.HOOKBRIDGE_EMAIL_TO = ["lead@example.com"]
+    shop = Project.objects.create(name="shop")
+    shop.set_member(User.objects.create_user("adm", email="adm@example.com"), Role.ADMIN)
+    needs = {"policy": "the policy 'pushes'", "quorum": 1, "escalate": [
+        {"after": 0, "notify": "on-call:nosuch"}, {"after": 0, "notify": "admins"}]}  # fmt: skip
+    payload = {"tool_name": "Bash", "tool_input": {"command": "git push"}}
+    question = ask("git push", options=[], kind=Kind.APPROVAL, payload=payload, project=shop, requirement=needs)
+    assert list(Delivery.objects.filter(question=question).values_list("target", flat=True)) == ["adm@example.com"]

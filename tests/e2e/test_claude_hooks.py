@@ -501,12 +501,14 @@ async def test_the_typescript_sdk_waits_past_its_timeout_for_an_approval_and_an_
         approval = await approval_for(aborted["command"])
         await ts.send(op="abort", call="esc")
         assert (await ts.outcome("esc"))["event"] == "error"
-    for _ in range(40):
+    # The server hears of the abort when the call's stream closes: on a loaded machine that took more than the
+    # two seconds this once allowed (CI, 2026-12-02), so wait on a deadline; the outcome is what is asserted.
+    deadline = time.monotonic() + 30
+    now = await approval_for(aborted["command"])
+    while now["status"] == "pending" and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
         now = await approval_for(aborted["command"])
-        if now["status"] != "pending":
-            break
-        await asyncio.sleep(0.05)
-    assert (now["status"], now["cancelReason"]) == ("cancelled", "client_cancelled")
+    assert (now["status"], now.get("cancelReason")) == ("cancelled", "client_cancelled"), now
 
 
 async def test_a_program_steers_a_session_through_the_api_exactly_as_from_the_page(server: LiveServer) -> None:
