@@ -18,6 +18,7 @@ from django.test import Client
 from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, Playwright, async_playwright
 
+from approvals import runtime as approvals_runtime
 from questions import runtime as question_runtime
 from testing import live
 from testing.forkserver import ForkServer
@@ -156,15 +157,21 @@ def django_db_keepdb(request: pytest.FixtureRequest) -> bool:
     )
 
 
+def _forget_process_state() -> None:
+    token_runtime.request_buckets.clear()
+    question_runtime.asks_per_token.clear()
+    # The rules and policies this process compiled: a test's rows are rolled back without the signals that
+    # would clear them, and the next test within the second would be decided by the last one's policy.
+    approvals_runtime.approval_rules = approvals_runtime.approval_policies = None
+
+
 @pytest.fixture(autouse=True)
 def fresh_request_allowances() -> Iterator[None]:
     """Each test starts with full per-token allowances (HOOKBRIDGE_REQUESTS_PER_MINUTE): token ids repeat
-    from one test's database to the next, and one test's requests must not spend another's."""
-    token_runtime.request_buckets.clear()
-    question_runtime.asks_per_token.clear()
+    from one test's database to the next, and one test's requests must not spend another's. Nor its rules."""
+    _forget_process_state()
     yield
-    token_runtime.request_buckets.clear()
-    question_runtime.asks_per_token.clear()
+    _forget_process_state()
 
 
 @pytest.fixture

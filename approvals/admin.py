@@ -4,22 +4,77 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
-from django.http import HttpRequest
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
+from django.views.decorators.http import require_POST
 
+from approvals import dry_run, suggestions
 from approvals.models import ApprovalPolicy, ApprovalRule, Grant
+from projects.access import projects_with
 from projects.admin import ManagedPerProject
+from projects.models import OnCallSchedule, Role
+
+
+class DryRunFirst:
+    """An edit (or a new row) is replayed against the project's latest approvals before it is saved: when any would
+    have been decided otherwise, the admin is shown which and saves only by confirming (approvals.dry_run)."""
+
+    def changeform_view(
+        self, request: HttpRequest, object_id: str | None = None, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        if request.method == "POST" and "_confirmed" not in request.POST:
+            dry_run_page = self._dry_run(request, object_id)
+            if dry_run_page is not None:
+                return dry_run_page
+        shown: HttpResponse = super().changeform_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+        return shown
+
+    def _dry_run(self, request: HttpRequest, object_id: str | None) -> HttpResponse | None:
+        model_admin: Any = self
+        stored = model_admin.get_object(request, object_id) if object_id else None
+        if object_id and stored is None:
+            return None  # Django's own answer (not found, or not theirs)
+        if stored is not None and not model_admin.has_change_permission(request, stored):
+            return None
+        if stored is None and not model_admin.has_add_permission(request):
+            return None
+        form_class = model_admin.get_form(request, stored, change=stored is not None)
+        form = form_class(request.POST, request.FILES, instance=stored)
+        if not form.is_valid():
+            return None  # the form shows its own errors
+        edited = form.save(commit=False)
+        read, differences = dry_run.of_edit(edited)
+        if not differences:
+            messages.info(request, f"Dry run: none of the latest {read} approvals would be decided otherwise.")
+            return None
+        context = {
+            **model_admin.admin_site.each_context(request),
+            "opts": model_admin.model._meta,
+            "title": "Dry run: what this change would decide otherwise",
+            "edited": edited,
+            "read": read,
+            "differences": differences,
+            "posted": [(key, value) for key in request.POST for value in request.POST.getlist(key)],
+        }
+        return TemplateResponse(request, "admin/approvals/dry_run.html", context)
 
 
 @admin.register(ApprovalRule)
-class ApprovalRuleAdmin(ManagedPerProject, admin.ModelAdmin[ApprovalRule]):
+class ApprovalRuleAdmin(DryRunFirst, ManagedPerProject, admin.ModelAdmin[ApprovalRule]):
     """Rules decide a tool use without a person: any deny rule that matches denies; an allow needs every command
     of a compound command to be allowed. An expired rule decides nothing.
 
     Every decision a rule makes is kept in the question history (kind "approval", answered by "rule #…").
-    A project's admins keep their project's rules; rules for every project are superusers'.
+    A project's admins keep their project's rules; rules for every project are superusers'. Above the list, the
+    rules people's own decisions suggest (approvals.suggestions), each with an Accept.
     """
+
+    change_list_template = "admin/approvals/approvalrule/change_list.html"
 
     list_display = [
         "position",
@@ -87,12 +142,52 @@ class ApprovalRuleAdmin(ManagedPerProject, admin.ModelAdmin[ApprovalRule]):
             obj.owner = request.user
         super().save_model(request, obj, form, change)
 
+    def get_urls(self) -> list[URLPattern]:
+        accept = self.admin_site.admin_view(require_POST(self.accept_suggestion))
+        return [path("suggestions/accept/", accept, name="approvals_approvalrule_accept"), *super().get_urls()]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        mine = list(projects_with(request.user, Role.ADMIN)) if request.user.is_staff else []
+        context = {**(extra_context or {}), "suggestions": suggestions.suggest(mine) if mine else []}
+        return super().changelist_view(request, context)
+
+    def accept_suggestion(self, request: HttpRequest) -> HttpResponse:
+        """Makes the rule a suggestion names, if history still suggests it and the person is its project's admin."""
+        mine = list(projects_with(request.user, Role.ADMIN)) if request.user.is_staff else []
+        if not mine:
+            raise PermissionDenied("project: you make rules in the projects where you are an admin only")
+        found = suggestions.find(mine, request.POST.get("key", ""))
+        if found is None:
+            messages.warning(request, "That suggestion is no longer made (decided otherwise since, or a rule now "
+                             "decides it): nothing was saved.")  # fmt: skip
+        else:
+            rule = found.accept(request.user)
+            where = found.folder or "any folder"
+            until = f"{timezone.localtime(rule.expires_at):%Y-%m-%d}" if rule.expires_at else "ever"
+            messages.success(request, f"Saved rule #{rule.pk}: allow {rule.describe()} in {where} until {until}.")
+        return HttpResponseRedirect(reverse("admin:approvals_approvalrule_changelist"))
+
+
+class ApprovalPolicyForm(forms.ModelForm[ApprovalPolicy]):
+    # No Meta: the admin makes the form's (its model and fields) from this base.
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        project = cleaned.get("project")
+        for decider in cleaned.get("deciders") or []:
+            # A decider naming no schedule would leave nobody to decide (the policy file refuses it too).
+            name = str(decider)[len("on-call:") :] if str(decider).startswith("on-call:") else None
+            if name is not None and not OnCallSchedule.objects.filter(project=project, name__iexact=name).exists():
+                self.add_error("deciders", f"{decider}: {project} has no on-call schedule named {name!r}")
+        return cleaned
+
 
 @admin.register(ApprovalPolicy)
-class ApprovalPolicyAdmin(ManagedPerProject, admin.ModelAdmin[ApprovalPolicy]):
+class ApprovalPolicyAdmin(DryRunFirst, ManagedPerProject, admin.ModelAdmin[ApprovalPolicy]):
     """Who must decide a project's approvals that match (quorum, deciders, self-approval), and what nobody
     deciding in time means. A policy applied from a file (`policy apply`) is read-only here: edit the file."""
 
+    form = ApprovalPolicyForm
     list_display = ["project", "position", "name", "quorum", "self_approval", "timeout_seconds", "fallback", "source"]
     list_select_related = ["project"]
     list_filter = [("project", admin.RelatedOnlyFieldListFilter), "fallback"]

@@ -300,7 +300,7 @@ class ApprovalPolicy(models.Model):
     deciders = models.JSONField(
         default=list,
         blank=True,
-        help_text='Who may decide: ["role:admin", "ann"]; empty: the project\'s answerers and admins.',
+        help_text='Who may decide: ["role:admin", "ann", "on-call:backend"]; empty: its answerers and admins.',
     )
     escalate = models.JSONField(default=list, blank=True, help_text='Steps over time: [{"after": 300, "notify": …}]')
     timeout_seconds = models.FloatField(null=True, blank=True, help_text="Nobody decided by then: the fallback.")
@@ -318,7 +318,7 @@ class ApprovalPolicy(models.Model):
     def clean(self) -> None:
         for decider in self.deciders or []:
             if not isinstance(decider, str) or not decider.strip():
-                raise ValidationError({"deciders": "each decider is a username or role:<role>"})
+                raise ValidationError({"deciders": "each decider is a username, role:<role> or on-call:<schedule>"})
             if decider.startswith("role:") and decider[5:] not in Role.values:
                 raise ValidationError({"deciders": f"{decider}: roles are {', '.join(Role.values)}"})
         if self.quorum < 1:
