@@ -222,11 +222,12 @@ async def test_sse_websockets_and_answers_all_go_through_nginx(stack: dict[str, 
     assert stored["answer"]["answeredBy"] == "alice"
 
 
-def test_the_worker_unit_passes_systemd_analyze(tmp_path: Path) -> None:
+def test_the_worker_and_weekly_units_pass_systemd_analyze(tmp_path: Path) -> None:
     if not shutil.which("systemd-analyze"):
         pytest.skip("systemd-analyze is not installed")
     targets = []
-    for unit in ("hookbridge@.service", "hookbridge-migrate.service"):
+    for unit in ("hookbridge@.service", "hookbridge-migrate.service", "hookbridge-suggest.service",
+                 "hookbridge-suggest.timer"):  # fmt: skip
         text = (DEPLOY / "systemd" / unit).read_text().replace("/srv/hookbridge/.venv/bin/", f"{VENV_BIN}/")
         target = tmp_path / unit.replace("@.", "@8001.")
         target.write_text(text)
