@@ -33,6 +33,18 @@ def question_data(question: Question, *, audit: bool = False) -> dict[str, Any]:
         # until keptUntil, and the agent's re-ask gets the answer.
         "agentWaiting": question.status == Status.PENDING and question.agent_left_at is None,
     }
+    if question.requirement:
+        # Who must decide an approval under its policy (issue 53), as the card says it; the asker's owner by name.
+        needs = question.requirement
+        data["requirement"] = {
+            "policy": needs.get("policy"),
+            "quorum": int(needs.get("quorum") or 1),
+            "selfApproval": bool(needs.get("self_approval", True)),
+            "deciders": list(needs.get("deciders") or []),
+            "timeout": needs.get("timeout"),
+            "fallback": needs.get("fallback"),
+            "sentence": question.requirement_sentence,
+        }
     if question.agent_left_at is not None:
         data["agentLeftAt"] = _iso(question.agent_left_at)
         data["agentLeftReason"] = question.agent_left_reason

@@ -23,6 +23,15 @@ approvals:
     fallback: deny
 """
 
+# A second policy for the fallback: nobody decides a release within three seconds, so the policy denies it.
+RELEASES = """\
+  - name: releases time out
+    match: {tool: Bash, command_prefix: "make release"}
+    quorum: 2
+    timeout: 3s
+    fallback: deny
+"""
+
 # Run in the server's `manage.py shell`: pat, ann and bob answer in shop, each with an answer token of their own;
 # pat's agent asks with a token pat owns. Prints the raw tokens as JSON (pat, ann, bob, agent).
 SHOP_PEOPLE = """

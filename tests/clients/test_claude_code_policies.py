@@ -15,21 +15,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from testing.approval_world import ISSUE_POLICY, shop_with_policy
+from testing.approval_world import ISSUE_POLICY, RELEASES, shop_with_policy
 from testing.claude_cli import CLAUDE, MODEL, Model, cli_env, scripted_model
 from testing.live import LiveServer, serving
 
 pytestmark = [
     pytest.mark.skipif(not CLAUDE.exists(), reason="the Claude Code CLI is not installed (make claude-code-deps)"),
 ]
-
-RELEASES = """\
-  - name: releases time out
-    match: {tool: Bash, command_prefix: "make release"}
-    quorum: 2
-    timeout: 3s
-    fallback: deny
-"""
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
+from testing.approval_world import ISSUE_POLICY, RELEASES, shop_with_policy
 from testing.codex_cli import CODEX, CodexModel, codex_env, codex_home, scripted_codex
 from testing.host_hooks import add_rule, drop_rules, pending_approval
 from testing.live import LiveServer, free_port, serving
@@ -65,11 +67,13 @@ def no_daemon_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 class Run:
     """Codex's TUI started on a prompt in a project whose home has Hook Bridge registered, its model scripted."""
 
-    def __init__(self, server: LiveServer, tmp_path: Path, model: CodexModel, url: str | None = None) -> None:
+    def __init__(
+        self, server: LiveServer, tmp_path: Path, model: CodexModel, url: str | None = None, token: str = ""
+    ) -> None:
         home, self.project = tmp_path / "home", tmp_path / "shop"
         self.project.mkdir()
         folder = codex_home(home, model)
-        token = server.tokens["agent-a"]
+        token = token or server.tokens["agent-a"]
         server.manage("register_codex", "--codex-home", str(folder), "--url", url or server.url, "--token", token)
         self.model, self.home = model, home
         self.terminal = Terminal(self.project, codex_env(home, token), str(CODEX), "Do the task")
@@ -181,3 +185,63 @@ async def test_codexs_model_asks_the_team_over_mcp_and_hears_the_answer(server: 
             await run.heard("eu-west-1")
         finally:
             run.close()
+
+
+@pytest.fixture(scope="module")
+def shop(server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Issue 53's shop on the module's server: pat's agent asks with pat's token under the issue's policy file,
+    and a release policy that nobody decides within 3 s is denied by its fallback."""
+    return shop_with_policy(server, tmp_path_factory.mktemp("policy"), ISSUE_POLICY + RELEASES)
+
+
+async def shop_approval(server: LiveServer, raw: str, run: Run, command: str) -> dict[str, Any]:
+    """The pending approval of `command`, as a person of the shop (the answer bot sees another project) sees it."""
+    deadline = time.monotonic() + 120
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+        while time.monotonic() < deadline:
+            for question in (await http.get(f"{server.url}/api/questions?status=pending")).json()["questions"]:
+                if question["kind"] == "approval" and question["payload"]["tool_input"].get("command") == command:
+                    return dict(question)
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"no approval for {command!r}; the terminal shows:\n{run.terminal.screen()}")
+
+
+async def vote(server: LiveServer, raw: str, question_id: str) -> int:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+        body = {"questionId": question_id, "answer": {"behavior": "allow"}}
+        return (await http.post(f"{server.url}/api/mcp-answer", json=body)).status_code
+
+
+PUSH = "git push origin main || echo made > hi.txt"
+
+
+async def test_under_a_two_person_policy_codex_runs_a_push_only_after_the_second_person_allows(
+    server: LiveServer, shop: dict[str, str], tmp_path: Path
+) -> None:
+    with scripted_codex(PUSH, tmp_path) as model:
+        run = Run(server, tmp_path, model, token=shop["agent"])
+        try:
+            approval = await shop_approval(server, shop["ann"], run, PUSH)
+            assert approval["requirement"]["quorum"] == 2
+            assert "not pat, whose agent asks" in approval["requirement"]["sentence"]
+            assert await vote(server, shop["ann"], approval["id"]) == 202
+            assert await vote(server, shop["pat"], approval["id"]) == 403, "pat's own agent asks: not pat"
+            await asyncio.sleep(1)
+            assert not run.made(), "one allow of two lets nothing run"
+            assert await vote(server, shop["bob"], approval["id"]) == 200
+            await until("the command running", run.made, 60, run.terminal.screen)
+        finally:
+            run.close()
+
+
+async def test_nobody_deciding_in_time_reaches_codexs_model_as_the_policy_s_deny_with_its_reason(
+    server: LiveServer, shop: dict[str, str], tmp_path: Path
+) -> None:
+    release = "make release > hi.txt"
+    with scripted_codex(release, tmp_path) as model:
+        run = Run(server, tmp_path, model, token=shop["agent"])
+        try:
+            await run.heard("Denied by the policy 'releases time out': nobody decided within 3 s")
+        finally:
+            run.close()
+    assert not run.made()
