@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -56,7 +57,7 @@ class DryRunFirst:
             **model_admin.admin_site.each_context(request),
             "opts": model_admin.model._meta,
             "title": "Dry run: what this change would decide otherwise",
-            "edited": edited,
+            "edited": dry_run.describe(edited),
             "read": read,
             "differences": differences,
             "posted": [(key, value) for key in request.POST for value in request.POST.getlist(key)],
@@ -148,7 +149,11 @@ class ApprovalRuleAdmin(DryRunFirst, ManagedPerProject, admin.ModelAdmin[Approva
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         mine = list(projects_with(request.user, Role.ADMIN)) if request.user.is_staff else []
-        context = {**(extra_context or {}), "suggestions": suggestions.suggest(mine) if mine else []}
+        context = {
+            **(extra_context or {}),
+            "suggestions": suggestions.suggest(mine) if mine else [],
+            "rule_days": settings.HOOKBRIDGE_RULE_DAYS,
+        }
         return super().changelist_view(request, context)
 
     def accept_suggestion(self, request: HttpRequest) -> HttpResponse:

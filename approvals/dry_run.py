@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from approvals.models import ApprovalPolicy, ApprovalRule
-from approvals.policyfile import PolicyFile, replay
+from approvals.policyfile import PolicyFile, describe_policy, replay
 from projects.models import Project
 from questions.models import Question
 
@@ -53,6 +53,15 @@ class Change:
         return f"{when} {self.question.asker_name}: {self.question.short_title}: {self.in_force} -> {self.after}"
 
 
+def describe(edited: ApprovalRule | ApprovalPolicy) -> str:
+    """The edit in words: "the new rule deny Bash `npm run …`", "rule #3 as edited: …"."""
+    if isinstance(edited, ApprovalRule):
+        said = f"{edited.get_action_display().lower()} {edited.describe()}"
+        return f"rule #{edited.pk} as edited: {said}" if edited.pk else f"the new rule: {said}"
+    said = f"{edited.name} {describe_policy(edited)}"
+    return f"policy #{edited.pk} as edited: {said}" if edited.pk else f"the new policy: {said}"
+
+
 def of_edit(edited: ApprovalRule | ApprovalPolicy, last: int = LAST) -> tuple[int, list[Change]]:
     """How many approvals were read, and each whose outcome `edited` (unsaved) would change."""
     # A rule for every project (no project): each project's history.
@@ -74,8 +83,8 @@ def of_edit(edited: ApprovalRule | ApprovalPolicy, last: int = LAST) -> tuple[in
                 Change(
                     one.question,
                     then=one.today,
-                    in_force=old.with_file if old is not None else f"as then ({one.today})",
-                    after=new.with_file if new is not None else f"as then ({one.today})",
+                    in_force=old.with_file if old is not None else "the same",
+                    after=new.with_file if new is not None else "the same",
                 )
             )
     found.sort(key=lambda change: change.question.created_at, reverse=True)

@@ -193,6 +193,7 @@ class OnCallSchedule(models.Model):
 
     class Meta:
         ordering = ["project__name", "name"]
+        verbose_name = "on-call schedule"
         constraints = [models.UniqueConstraint(fields=["project", "name"], name="one_schedule_name_per_project")]
 
     def __str__(self) -> str:

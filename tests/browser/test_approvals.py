@@ -229,3 +229,104 @@ async def test_allow_for_this_session_is_chosen_on_the_card_and_listed_on_the_se
             await grants.get_by_role("button", name=re.compile("Revoke the grant")).click()
             await expect(page.locator("#session-grants")).to_contain_text("None: each tool use")
             await page.close()
+
+
+WHO_DECIDES = """
+import json
+from datetime import time
+from django.contrib.auth.models import User
+from approvals.models import ApprovalPolicy
+from claudecode import service
+from projects.models import OnCallSchedule, OnCallTurn, Project
+from tokens.models import AgentToken
+shop = Project.default()
+alice = User.objects.get(username="alice")
+bob = User.objects.create_user("bob")
+shop.set_member(bob, "answerer")
+backend = OnCallSchedule.objects.create(project=shop, name="backend", handoff=time(9), time_zone="Europe/Berlin")
+for i, person in enumerate([alice, bob]):
+    OnCallTurn.objects.create(schedule=backend, user=person, position=i)
+ApprovalPolicy.objects.create(project=shop, name="releases by the on-call", command_prefix="make release",
+                              deciders=["on-call:backend"])
+agent, _ = AgentToken.issue("lint-agent", project=shop)
+for n in range(6):
+    payload = {"tool_name": "Bash", "tool_input": {"command": "npm run lint", "description": f"lint {n}"},
+               "cwd": "/home/alice/shop", "host": "claude-code"}
+    question, _ = service.ask_approval(agent, "lint-agent", payload, None, "Bash: npm run lint")
+    question.record_answer({"behavior": "allow"}, by_user=alice)
+print(json.dumps({"on_call": backend.on_call().get_username()}))
+"""
+
+
+async def test_the_admin_suggests_a_rule_runs_a_dry_run_before_saving_and_a_card_names_the_on_call(
+    browser: Browser,
+) -> None:
+    """Issue 53, as an admin meets it at both widths: the rules page suggests what alice keeps allowing; a new deny
+    rule first shows the allows it would have denied and saves only when confirmed; the on-call schedule lists who
+    is on call; an approval under a policy naming the on-call says who that is now."""
+    from testing.live import serving
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    for server in serving():
+        world = json.loads(server.manage("shell", "-c", WHO_DECIDES).strip().splitlines()[-1])
+        for width, height in VIEWPORTS:
+            page = await browser.new_page(viewport={"width": width, "height": height})
+            await log_in(page, server)
+
+            await page.goto(f"{server.url}/admin/approvals/approvalrule/")
+            suggested = page.locator("#suggested")
+            await expect(suggested).to_contain_text(
+                "alice allowed npm run lint in /home/alice/shop 6 times in 14 days and never denied it"
+            )
+            await expect(suggested.get_by_role("button", name="Make the rule")).to_be_visible()
+            assert await suggested.evaluate(LAYOUT_PROBLEMS) == [], width
+            assert await serious_violations(page) == [], width
+            await page.screenshot(path=str(ARTIFACTS / f"admin-rule-suggestions-{width}.png"), full_page=True)
+
+            await page.goto(f"{server.url}/admin/approvals/approvalrule/add/")
+            await page.locator("#id_action").select_option("deny")
+            await page.locator("#id_tool_pattern").fill("Bash")
+            await page.locator("#id_command_prefix").fill("npm run")
+            await page.locator("#id_message").fill("Lint in CI, not on laptops")
+            await page.get_by_role("button", name="Save", exact=True).click()
+            dry_run = page.locator("#dry-run")
+            await expect(page.locator("#content")).to_contain_text("would decide 6 of them otherwise")
+            await expect(dry_run.locator("tbody tr")).to_have_count(6)
+            await expect(dry_run.locator("tbody tr").first).to_contain_text("deny by rule")
+            assert await page.locator("#content").evaluate(LAYOUT_PROBLEMS) == [], width
+            assert await serious_violations(page) == [], width
+            await page.screenshot(path=str(ARTIFACTS / f"admin-dry-run-{width}.png"), full_page=True)
+            await page.get_by_role("link", name="No, take me back").click()
+            await expect(page.locator("#id_command_prefix")).to_have_value("npm run")
+
+            await page.goto(f"{server.url}/admin/projects/oncallschedule/")
+            await expect(page.locator("td.field-on_call_now")).to_have_text(world["on_call"])
+            assert await serious_violations(page) == [], width
+            await page.screenshot(path=str(ARTIFACTS / f"admin-on-call-{width}.png"), full_page=True)
+
+            marker = f"make release v{width}"
+            request = asyncio.ensure_future(hook(server, permission_request(tool_input={"command": marker})))
+            await page.goto(f"{server.url}/")
+            card = await card_for(page, marker, width, "on-call")
+            await expect(card.locator(".policy-needs")).to_have_text(
+                "The policy 'releases by the on-call' needs 1 person from the on-call of backend "
+                f"({world['on_call']} now) to allow it."
+            )
+            await card.get_by_role("radio", name="Deny", exact=True).check()
+            await card.get_by_role("button", name="Send decision").click()
+            if world["on_call"] == "alice":
+                response = await asyncio.wait_for(request, 10)
+                assert response.json()["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+            else:
+                await expect(card).to_contain_text("is not one of them")
+                request.cancel()
+            await page.close()
+
+        # Saved only when confirmed, and then a rule: the suggestion is made no more.
+        page = await browser.new_page()
+        await log_in(page, server)
+        await page.goto(f"{server.url}/admin/approvals/approvalrule/")
+        await page.locator("#suggested").get_by_role("button", name="Make the rule").click()
+        await expect(page.locator(".messagelist")).to_contain_text("Saved rule")
+        await expect(page.locator("#suggested")).to_have_count(0)
+        await page.close()
