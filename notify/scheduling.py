@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.dispatch import receiver
+from django.utils.html import escape
 
 from notify import email, policy, push, slack, steps, webhook
 from notify.dispatcher import wake
@@ -166,3 +167,29 @@ def question_resolved(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> Non
         wake()
     except Exception:
         logger.warning("Could not update the notifications of question %s", question_id, exc_info=True)
+
+
+@receiver(signals.question_resolved)
+def break_glass_told(sender: Any, question_id: uuid.UUID, answer: Any = None, **kwargs: Any) -> None:
+    """A project admin decided alone past an approval's policy: everyone who may decide it is told at once, by
+    e-mail (the dashboards show the decision, marked, as they show every decision)."""
+    if answer is None or not answer.answered_by or "(break-glass:" not in answer.answered_by:
+        return
+    try:
+        question = Question.as_resolved(question_id, answer)
+        told = [p.email for p in question.eligible_people() if p.email and p.pk != answer.answered_by_user_id]
+        if not told or not email.configured():
+            logger.info("Question %s was decided by break-glass; nobody to tell by e-mail", question_id)
+            return
+        verb = "allowed" if answer.data.get("behavior") == "allow" else "denied"
+        policy_name = question.requirement.get("policy") or "its policy"
+        text = (
+            f"{answer.answered_by} {verb} alone, past {policy_name}:\n\n  {question.short_title}\n\n"
+            f"{question.requirement_sentence}\nIt is marked in the history: "
+            f"{settings.HOOKBRIDGE_PUBLIC_URL.rstrip('/')}/questions/{question.pk}/\n"
+        )
+        subject = f"Break-glass: {question.short_title}"
+        email.send([email.Mail(to, subject, text, f"<pre>{escape(text)}</pre>") for to in told])
+    except Exception:
+        # The decision stands whatever happens to the notice; the history marks it.
+        logger.warning("Could not tell of question %s's break-glass decision", question_id, exc_info=True)

@@ -22,7 +22,7 @@ from django.utils import timezone
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
 from projects.access import of_user
-from projects.models import InProject, InProjectQuerySet, Project, Role, at_least, on_call_now
+from projects.models import InProject, InProjectQuerySet, Membership, Project, Role, at_least, on_call_now
 from questions import kinds, signals, wording
 from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
@@ -648,6 +648,26 @@ class Question(InProject):
         raise NotEligible(
             "by", f"{policy} is decided by {', '.join(deciders)}{also}; {person.get_username()} is not one of them."
         )
+
+    def eligible_people(self) -> list[Any]:
+        """Who may decide this approval under its requirement's deciders, now (the break-glass notice goes to them)."""
+        from django.contrib.auth import get_user_model
+
+        deciders = [str(d) for d in self.requirement.get("deciders") or []] or [f"role:{Role.ANSWERER.value}"]
+        members = Membership.objects.filter(project_id=self.project_id, user__is_active=True).select_related("user")
+        found: dict[int, Any] = {}
+        for decider in deciders:
+            if decider.startswith("role:") and decider[5:] in Role.values:
+                found.update((m.user.pk, m.user) for m in members if at_least(m.role, decider[5:]))
+            elif decider.startswith("on-call:"):
+                person = on_call_now(self.project_id, decider[8:])
+                if person is not None and person.is_active:
+                    found[person.pk] = person
+            else:
+                named = get_user_model().objects.filter(username=decider, is_active=True).first()
+                if named is not None:
+                    found[named.pk] = named
+        return sorted(found.values(), key=lambda person: person.get_username())
 
     @property
     def requirement_sentence(self) -> str:

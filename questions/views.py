@@ -39,7 +39,11 @@ def answer(request: HtmxHttpRequest, question_id: uuid.UUID) -> HttpResponse:
     try:
         given = _pasted_images(request)
         question.record_answer(
-            reply=form.reply, by_user=request.user, remote_addr=client_address(request), images=given
+            reply=form.reply,
+            by_user=request.user,
+            remote_addr=client_address(request),
+            images=given,
+            break_glass=str(getattr(form, "break_glass", "")),
         )
     except NotDecided as exc:
         # Counted and waiting for more people, or refused by the approval's policy: the card says which.

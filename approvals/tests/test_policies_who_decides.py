@@ -427,3 +427,48 @@ def test_a_schedule_s_person_outside_the_project_is_warned_of(shop: Shop, tmp_pa
     User.objects.create_user("zoe")
     said = shop.apply(tmp_path, ON_CALL.replace("people: [ann, bob]", "people: [ann, zoe]"))
     assert "zoe is not a member of shop, so cannot decide while on call" in said
+
+
+def test_break_glass_on_the_card_lets_a_project_admin_decide_alone_and_everyone_eligible_is_told(
+    shop: Shop, tmp_path: Path, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.core import mail
+
+    settings.HOOKBRIDGE_EMAIL_CONFIGURED = True
+    for name in ("pat", "ann", "bob", "vic", "adm"):
+        shop.people[name].email = f"{name}@example.com"
+        shop.people[name].save()
+    shop.apply(tmp_path)
+    push = shop.ask("git push origin main")
+    ann, adm = Client(), Client()
+    ann.force_login(shop.people["ann"])
+    adm.force_login(shop.people["adm"])
+    card = ann.get(f"/questions/{push.pk}/").content.decode()
+    assert "Decide alone (a project admin, break-glass)" in card
+
+    refused = ann.post(f"/questions/{push.pk}/answer", {"behavior": "allow", "breakGlass": "prod is down"})
+    assert f"Only an admin of {shop.project} may decide alone past" in refused.content.decode()
+    edit = adm.post(f"/questions/{push.pk}/answer", {"behavior": "edit", "updatedInput": "{}", "breakGlass": "x"})
+    assert edit.status_code == 422
+    assert "Break-glass decides Allow or Deny, as asked" in edit.content.decode()
+    push.refresh_from_db()
+    assert push.status == Status.PENDING
+    assert not Vote.objects.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        adm.post(f"/questions/{push.pk}/answer", {"behavior": "allow", "breakGlass": "prod is down"})
+    push.refresh_from_db()
+    assert push.status == Status.ANSWERED
+    assert push.answer.answered_by == "adm (break-glass: prod is down)"
+    assert Vote.objects.get(question=push).break_glass
+    told = sorted(m.to[0] for m in mail.outbox if m.subject.startswith("Break-glass:"))
+    # The project's answerers and admins (the policy names no deciders), not the admin who decided, not the viewer.
+    assert told == ["ann@example.com", "bob@example.com", "pat@example.com"]
+    assert "adm (break-glass: prod is down) allowed alone, past the policy 'pushes need two'" in mail.outbox[-1].body
+
+
+def test_a_plain_one_person_approval_offers_no_break_glass(shop: Shop) -> None:
+    other = shop.ask("make deploy")
+    ann = Client()
+    ann.force_login(shop.people["ann"])
+    assert "break-glass" not in ann.get(f"/questions/{other.pk}/").content.decode()

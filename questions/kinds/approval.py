@@ -126,6 +126,22 @@ class ApprovalForm(AnswerForm):
         self.fields["behavior"] = optional_text()
         self.fields["updatedInput"] = optional_text()
         self.fields["message"] = forms.CharField(required=False, max_length=settings.HOOKBRIDGE_MAX_ANSWER_LENGTH)
+        # A project admin deciding alone past the approval's policy says why (Question.record_answer checks who).
+        self.fields["breakGlass"] = forms.CharField(required=False, max_length=500, strip=True)
+
+    @property
+    def break_glass(self) -> str:
+        """Why the person decides alone past the policy ("": they cast one vote, as anyone)."""
+        needs = getattr(self.question, "requirement", None)  # as grant_refused reads it
+        return str(self.cleaned_data.get("breakGlass") or "") if needs else ""
+
+    @property
+    def break_glass_offered(self) -> bool:
+        """Whether the policy asks for more than one person's say, so deciding alone is break-glass."""
+        needs = getattr(self.question, "requirement", None) or {}
+        return bool(needs) and (
+            int(needs.get("quorum") or 1) > 1 or bool(needs.get("deciders")) or not needs.get("self_approval", True)
+        )
 
     @property
     def input_json(self) -> str:
@@ -141,6 +157,14 @@ class ApprovalForm(AnswerForm):
     @property
     def typed_message(self) -> str:
         return self.typed("message")
+
+    @property
+    def typed_break_glass(self) -> str:
+        return self.typed("breakGlass")
+
+    @property
+    def break_glass_problem(self) -> str:
+        return self.problem("breakGlass")
 
     @property
     def pressed(self) -> str:
@@ -172,12 +196,15 @@ class ApprovalForm(AnswerForm):
         ]
 
     def field_for(self, problem: str) -> str | None:
-        return problem if problem in ("updatedInput", "message") else None
+        return problem if problem in ("updatedInput", "message", "breakGlass") else None
 
     def clean(self) -> dict[str, Any] | None:
         if not self.data.get("behavior"):
             # Choosing is one act and sending another (issue 29): Send with nothing chosen changes nothing.
             self.add_error(None, "Choose a decision (Allow, Deny, …), then Send.")
+            return self.cleaned_data
+        if self.data.get("breakGlass") and self.data.get("behavior") not in ("allow", "deny"):
+            self.add_error("breakGlass", "Break-glass decides Allow or Deny, as asked: choose one of them.")
             return self.cleaned_data
         if self.data.get("behavior") == "edit":
             try:

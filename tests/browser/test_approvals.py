@@ -312,6 +312,12 @@ async def test_the_admin_suggests_a_rule_runs_a_dry_run_before_saving_and_a_card
                 "The policy 'releases by the on-call' needs 1 person from the on-call of backend "
                 f"({world['on_call']} now) to allow it."
             )
+            await card.get_by_text("Decide alone (a project admin, break-glass)").click()
+            await expect(card.get_by_label(re.compile("Why you decide alone past the policy"))).to_be_visible()
+            assert await card.evaluate(LAYOUT_PROBLEMS) == [], width
+            assert await serious_violations(page) == [], width
+            await card.screenshot(path=str(ARTIFACTS / f"approval-break-glass-{width}.png"))
+            await card.get_by_text("Decide alone (a project admin, break-glass)").click()
             await card.get_by_role("radio", name="Deny", exact=True).check()
             await card.get_by_role("button", name="Send decision").click()
             if world["on_call"] == "alice":
