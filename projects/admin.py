@@ -134,16 +134,12 @@ class ManagedPerProject(ProjectScoped):
         return self._may_manage(request, None)
 
 
-class MembershipInline(admin.TabularInline[Membership, Project]):
-    model = Membership
-    extra = 1
-    fields = ["user", "role", "created_at"]
-    readonly_fields = ["created_at"]
+class ByTheProjectsAdmins:
+    """An inline's rows, managed by the admins of the project its parent row belongs to, without Django's model
+    permissions (`_admin_of`: whether this person is; the parent is None on an add page)."""
 
-    # A project's admins manage its members without Django's model permissions (ProjectAdmin shows the
-    # inline only to them).
-    def _admin_of(self, request: HttpRequest, obj: Project | None) -> bool:
-        return obj is not None and access.of_user(request.user).may(obj.pk, Role.ADMIN)
+    def _admin_of(self, request: HttpRequest, obj: Any) -> bool:
+        raise NotImplementedError
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._admin_of(request, obj)
@@ -156,6 +152,17 @@ class MembershipInline(admin.TabularInline[Membership, Project]):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._admin_of(request, obj)
+
+
+class MembershipInline(ByTheProjectsAdmins, admin.TabularInline[Membership, Project]):
+    model = Membership
+    extra = 1
+    fields = ["user", "role", "created_at"]
+    readonly_fields = ["created_at"]
+
+    # ProjectAdmin shows the inline only to the project's admins.
+    def _admin_of(self, request: HttpRequest, obj: Project | None) -> bool:
+        return obj is not None and access.of_user(request.user).may(obj.pk, Role.ADMIN)
 
 
 @admin.register(Project)
@@ -205,25 +212,13 @@ class ProjectAdmin(ProjectScoped, admin.ModelAdmin[Project]):
         access.forget(request.user)
 
 
-class _ScheduleInline:
+class _ScheduleInline(ByTheProjectsAdmins):
     """A schedule's rows, managed by the admins of its project (as the schedule itself)."""
 
     def _admin_of(self, request: HttpRequest, obj: OnCallSchedule | None) -> bool:
         if obj is None:
             return access.of_user(request.user).may_anywhere(Role.ADMIN)
         return access.of_user(request.user).may(obj.project_id, Role.ADMIN)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._admin_of(request, obj)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._admin_of(request, obj)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._admin_of(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._admin_of(request, obj)
 
 
 class OnCallTurnInline(_ScheduleInline, admin.TabularInline[OnCallTurn, OnCallSchedule]):

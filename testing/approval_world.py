@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import httpx2
 
 from testing.live import LiveServer
 
@@ -58,3 +64,19 @@ def shop_with_policy(server: LiveServer, folder: Path, policy: str = ISSUE_POLIC
     applied = server.manage("policy", "apply", str(path))
     assert "Applied" in applied, applied
     return raw
+
+
+async def pending_for(
+    server: LiveServer, raw: str, command: str, timeout: float = 60, shows: Callable[[], str] | None = None
+) -> dict[str, Any]:
+    """The pending approval of the shell command `command` as the person whose answer token is `raw` sees it (the
+    harness's answer bot sees another project); `shows`: what to say when none comes (a terminal's screen)."""
+    deadline = time.monotonic() + timeout
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+        while time.monotonic() < deadline:
+            for question in (await http.get(f"{server.url}/api/questions?status=pending")).json()["questions"]:
+                if question["kind"] == "approval" and question["payload"]["tool_input"].get("command") == command:
+                    return dict(question)
+            await asyncio.sleep(0.1)
+    said = shows() if shows is not None else server.log()[-3000:]
+    raise AssertionError(f"no approval for {command!r}:\n{said}")

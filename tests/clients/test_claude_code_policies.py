@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
 
-from testing.approval_world import ISSUE_POLICY, RELEASES, shop_with_policy
+from testing.approval_world import ISSUE_POLICY, RELEASES, pending_for, shop_with_policy
 from testing.claude_cli import CLAUDE, MODEL, Model, cli_env, scripted_model
 from testing.live import LiveServer, serving
 
@@ -56,17 +54,6 @@ async def answer(server: LiveServer, raw: str, question_id: str) -> httpx2.Respo
         return await http.post(f"{server.url}/api/mcp-answer", json=body)
 
 
-async def pending(server: LiveServer, raw: str, command: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
-        while time.monotonic() < deadline:
-            for question in (await http.get(f"{server.url}/api/questions?status=pending")).json()["questions"]:
-                if question["kind"] == "approval" and question["payload"]["tool_input"].get("command") == command:
-                    return dict(question)
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"no approval for {command!r}:\n{server.log()[-3000:]}")
-
-
 PUSH = "git push origin main || echo pushed > hi.txt"
 
 
@@ -78,7 +65,7 @@ async def test_a_push_runs_only_after_the_second_person_allows(
     project = registered(server, raw, tmp_path)
     cli = await run_cli(project, cli_env(model, tmp_path / "home", raw["agent"]))
     try:
-        approval = await pending(server, raw["ann"], PUSH)
+        approval = await pending_for(server, raw["ann"], PUSH)
         assert approval["payload"]["cwd"] == str(project)
         first = await answer(server, raw["ann"], approval["id"])
         assert first.status_code == 202, first.text

@@ -22,7 +22,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from testing.approval_world import ISSUE_POLICY, RELEASES, shop_with_policy
+from testing.approval_world import ISSUE_POLICY, RELEASES, pending_for, shop_with_policy
 from testing.codex_cli import CODEX, CodexModel, codex_env, codex_home, scripted_codex
 from testing.host_hooks import add_rule, drop_rules, pending_approval
 from testing.live import LiveServer, free_port, serving
@@ -194,18 +194,6 @@ def shop(server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return shop_with_policy(server, tmp_path_factory.mktemp("policy"), ISSUE_POLICY + RELEASES)
 
 
-async def shop_approval(server: LiveServer, raw: str, run: Run, command: str) -> dict[str, Any]:
-    """The pending approval of `command`, as a person of the shop (the answer bot sees another project) sees it."""
-    deadline = time.monotonic() + 120
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
-        while time.monotonic() < deadline:
-            for question in (await http.get(f"{server.url}/api/questions?status=pending")).json()["questions"]:
-                if question["kind"] == "approval" and question["payload"]["tool_input"].get("command") == command:
-                    return dict(question)
-            await asyncio.sleep(0.2)
-    raise AssertionError(f"no approval for {command!r}; the terminal shows:\n{run.terminal.screen()}")
-
-
 async def vote(server: LiveServer, raw: str, question_id: str) -> int:
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
         body = {"questionId": question_id, "answer": {"behavior": "allow"}}
@@ -221,7 +209,7 @@ async def test_under_a_two_person_policy_codex_runs_a_push_only_after_the_second
     with scripted_codex(PUSH, tmp_path) as model:
         run = Run(server, tmp_path, model, token=shop["agent"])
         try:
-            approval = await shop_approval(server, shop["ann"], run, PUSH)
+            approval = await pending_for(server, shop["ann"], PUSH, 120, run.terminal.screen)
             assert approval["requirement"]["quorum"] == 2
             assert "not pat, whose agent asks" in approval["requirement"]["sentence"]
             assert await vote(server, shop["ann"], approval["id"]) == 202
