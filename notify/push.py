@@ -50,7 +50,9 @@ TITLE_LIMIT = 100  # and one line of title; a push service takes 4 KB of payload
 # What a push service's answer means for the subscription: gone for good (the browser unsubscribed, the
 # endpoint expired) or a payload it will never take.
 GONE = {404, 410}
-PERMANENT = {400, 401, 403, 413} | GONE
+# A redirect is never followed (_no_redirects), and following it later would be no safer: permanent too.
+REDIRECTS = {301, 302, 303, 307, 308}
+PERMANENT = {400, 401, 403, 413} | GONE | REDIRECTS
 
 
 def vapid() -> Vapid02:
@@ -234,6 +236,19 @@ def ended_message(question: Question) -> dict[str, Any]:
     }
 
 
+def _no_redirects() -> Any:
+    """A session that never follows a redirect: a push service answering 3xx is a failed delivery, recorded, and
+    the push (its encrypted body and VAPID token) is never re-posted to wherever the answer points."""
+    import requests
+
+    class NoRedirects(requests.Session):
+        def request(self, *args: Any, **kwargs: Any) -> Any:
+            kwargs["allow_redirects"] = False
+            return super().request(*args, **kwargs)
+
+    return NoRedirects()
+
+
 def send(subscription: PushSubscription, payload: dict[str, Any]) -> None:
     """Encrypt and post `payload` to the subscription's push service; Failed, `permanent` when no retry mends it."""
     from pywebpush import WebPushException, webpush  # at the first push, not at every start (see _load_vapid)
@@ -242,7 +257,7 @@ def send(subscription: PushSubscription, payload: dict[str, Any]) -> None:
     try:
         webpush(
             subscription.info(), json.dumps(payload), vapid_private_key=vapid(), vapid_claims=claims,
-            timeout=TIMEOUT_SECONDS, ttl=TTL_SECONDS, headers={"Urgency": "high"},
+            timeout=TIMEOUT_SECONDS, ttl=TTL_SECONDS, headers={"Urgency": "high"}, requests_session=_no_redirects(),
         )  # fmt: skip
     except WebPushException as exc:
         status = exc.response.status_code if exc.response is not None else None

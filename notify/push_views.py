@@ -9,17 +9,18 @@ they may still answer the question's project. A GET never answers.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
+from core import jsonapi
 from core.errors import Refused
 from notify import forms, push
 from notify.models import Delivery, Purpose, PushSubscription
@@ -58,9 +59,9 @@ def push_page(request: HttpRequest) -> HttpResponse:
 def subscribe(request: HttpRequest) -> JsonResponse:
     """The browser's PushSubscription JSON: {"endpoint": …, "keys": {"p256dh": …, "auth": …}}; 201 once kept."""
     try:
-        given = json.loads(request.body or b"{}")
-    except ValueError:
-        return _refused("the body is not JSON: send the browser's PushSubscription as JSON", 400)
+        given = jsonapi.loads(request.body or b"{}")  # bounded: no body nests deep enough to crash the parser
+    except jsonapi.BadJSON as exc:
+        return _refused(f"the body {exc}: send the browser's PushSubscription as JSON", 400)
     if not isinstance(given, dict):
         return _refused("the body is not a PushSubscription object", 400)
     keys = given["keys"] if isinstance(given.get("keys"), dict) else {}
@@ -73,12 +74,27 @@ def subscribe(request: HttpRequest) -> JsonResponse:
         message, field = _first_error(form)
         return _refused(message, 422, field)
     found = form.cleaned_data
-    # One browser, one subscription: posted again (keys renewed, or another person signed in on it), it is
-    # updated and belongs to whoever posted it last.
-    subscription, created = PushSubscription.objects.update_or_create(  # type: ignore[misc]  # login_required
-        endpoint=found["endpoint"],
-        defaults={"user": request.user, "p256dh": found["p256dh"], "auth": found["auth"], "device": found["device"]},
-    )
+    # One browser, one subscription. Posted again by its person (keys renewed) it is updated; it moves to another
+    # person only when the request proves it comes from that browser, which alone holds the subscription's keys
+    # (someone signed in there after its person): an endpoint URL alone is no proof, and would take their
+    # notifications, with Allow and Deny acting as the taker. Locked, so two posts at once cannot both move it.
+    with transaction.atomic():
+        held = PushSubscription.objects.select_for_update().filter(endpoint=found["endpoint"]).first()
+        if held is not None and held.user_id != request.user.pk and (held.p256dh, held.auth) != (
+            found["p256dh"], found["auth"]
+        ):  # fmt: skip
+            logger.warning("Refused %s's post of another person's push endpoint on %s", request.user, held.service)
+            return _refused(
+                "endpoint: this browser's notifications belong to another person; only that browser, with its own "
+                "keys, can move them (or its person turns them off on their Notifications page)",
+                409,
+                "endpoint",
+            )
+        subscription, created = PushSubscription.objects.update_or_create(  # type: ignore[misc]  # login_required
+            endpoint=found["endpoint"],
+            defaults={"user": request.user, "p256dh": found["p256dh"], "auth": found["auth"],
+                      "device": found["device"]},
+        )  # fmt: skip
     logger.info("%s push for %s on %s", "Turned on" if created else "Renewed", request.user, subscription.service)
     return JsonResponse(
         {"id": subscription.pk, "service": subscription.service, "created": created}, status=201 if created else 200

@@ -260,6 +260,8 @@ class FakePushService:
     pushed: list[Pushed] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # why a push was turned away
     status: dict[str, int] = field(default_factory=dict)
+    # Subscriptions whose pushes are answered 307 with this Location (a service that would bounce them elsewhere).
+    redirect: dict[str, str] = field(default_factory=dict)
     _keys: dict[str, tuple[Any, bytes]] = field(default_factory=dict)
     url: str = ""
     _server: ThreadingHTTPServer | None = None
@@ -308,6 +310,13 @@ class FakePushService:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 headers = {name.lower(): value for name, value in self.headers.items()}
+                name = self.path.rsplit("/", 1)[-1]
+                if name in fake.redirect:
+                    self.send_response(307)
+                    self.send_header("Location", fake.redirect[name])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 status = fake.take(self.path, headers, body)
                 self.send_response(status)
                 self.send_header("Content-Length", "0")

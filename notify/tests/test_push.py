@@ -354,3 +354,50 @@ def test_a_long_question_is_cut_to_fit_a_push_services_four_kilobytes(world: Wor
     assert pushed.payload["body"].endswith("…")
     assert len(pushed.payload["body"]) == push.BODY_LIMIT
     assert len(pushed.payload["title"]) == push.TITLE_LIMIT
+
+
+@pytest.mark.django_db
+def test_another_persons_endpoint_posted_with_other_keys_is_refused_and_stays_theirs(
+    world: World, service: FakePushService
+) -> None:
+    """Issue 54: an endpoint URL is no proof of holding the browser; only its keys move a subscription."""
+    browser = service.subscribe()
+    assert subscribe(as_person(world.people["ann"]), browser).status_code == 201
+    mine = service.subscribe()["keys"]  # the taker's own keys, with ann's endpoint
+    taken = subscribe(as_person(world.people["adm"]), {**browser, "keys": mine})
+    assert taken.status_code == 409
+    assert taken.json()["field"] == "endpoint"
+    assert "belong to another person" in taken.json()["error"]
+    kept = PushSubscription.objects.get()
+    assert (kept.user, kept.p256dh, kept.auth) == (
+        world.people["ann"], browser["keys"]["p256dh"], browser["keys"]["auth"])  # fmt: skip
+    assert subscribe(as_person(world.people["ann"]), {**browser, "keys": mine}).status_code == 200, (
+        "its own person may renew its keys"
+    )
+
+
+@pytest.mark.django_db
+def test_a_subscription_nested_five_thousand_deep_is_a_400_naming_the_depth(world: World) -> None:
+    deep = "[" * 5000 + "]" * 5000
+    response = as_person(world.people["ann"]).post("/push/subscriptions", deep, content_type="application/json")
+    assert response.status_code == 400
+    assert "nested too deeply" in response.json()["error"]
+    assert not PushSubscription.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_push_service_answering_a_redirect_is_a_failed_delivery_and_nothing_is_posted_elsewhere(
+    world: World, service: FakePushService
+) -> None:
+    with fake_push_service() as elsewhere:
+        subscribe(as_person(world.people["ann"]), bounced := service.subscribe())
+        trap = elsewhere.subscribe()
+        service.redirect[bounced["endpoint"].rsplit("/", 1)[-1]] = trap["endpoint"]
+        question = approval(world)
+        assert dispatch() == 1
+        failed = Delivery.objects.get(question=question, target__startswith="ann")
+        assert failed.status == Status.FAILED, "a redirect is a failed delivery, not retried"
+        assert failed.last_error.endswith("answered 307")
+        assert DeliveryAttempt.objects.filter(delivery=failed, ok=False).count() == 1
+        assert elsewhere.pushed == []
+        assert elsewhere.refused == [], "nothing reached the other address at all"
