@@ -22,8 +22,11 @@ SUBPROTOCOL = "hookbridge"
 
 # Close codes: who you are is unknown, or what you are may not watch this, or there is no such thing.
 UNAUTHENTICATED, FORBIDDEN, NOT_FOUND = 4401, 4403, 4404
-# Who sees what changed: the client should connect again (htmx's ws extension does, for this code).
-RECONNECT = 1012
+# Who sees what changed (a role given or taken, a project joined or left): the client connects again at once and
+# is shown what it may see now (HTTP's 205 Reset Content in the 4000s). Not 1012: the protocol reserves it for
+# the endpoint itself and daphne refuses to send it (it logged "Exception inside application" and sent 1011).
+# htmx's ws extension reconnects only after 1006/1011/1012/1013; hookbridge.js does after this one.
+RECONNECT = 4205
 # More sockets than HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN for one token or person (HTTP's 429 in the 4000s).
 TOO_MANY = 4429
 # The token was revoked, or the person deactivated, while the socket was open (HTTP's 410 in the 4000s). htmx's

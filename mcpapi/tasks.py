@@ -28,7 +28,6 @@ from mcp_types import (
     RequestParams,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import Field
 
 from core.db import database_sync_to_async
 from mcpapi import asking, calls
@@ -61,11 +60,42 @@ BACKGROUND_SCHEMA = {
 
 
 class TaskParams(RequestParams):
-    task_id: str = Field(min_length=1, max_length=64)
+    # Taken as sent and checked by the handlers (`_task_id`, `_responses`): the SDK's own validation would refuse a
+    # wrong value with a bare "Invalid request parameters" and empty data, naming no field (issue 54).
+    task_id: Any = None
 
 
 class UpdateTaskParams(TaskParams):
-    input_responses: dict[str, Any]
+    input_responses: Any = None
+
+
+TASK_ID_LENGTH = 64
+
+
+def _refused(field: str, message: str) -> MCPError:
+    return MCPError(INVALID_PARAMS, f"{field}: {message}", {"field": field})
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, as its sender would say it."""
+    if value is None:
+        return "null (or missing)"
+    names = {bool: "true or false", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    return names.get(type(value), "text")
+
+
+def _task_id(value: Any) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= TASK_ID_LENGTH:
+        shown = f"{len(value)} characters" if isinstance(value, str) else _kind(value)
+        said = f"the task's id as the call's result gave it: text of 1 to {TASK_ID_LENGTH} characters, not {shown}"
+        raise _refused("taskId", said)
+    return value
+
+
+def _responses(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _refused("inputResponses", f"an object of the inputs the task asked for, by key, not {_kind(value)}")
+    return value
 
 
 def _meta(ctx: ServerRequestContext[Any, Any], key: str) -> dict[str, Any]:
@@ -182,9 +212,9 @@ def readable(task_id: str, owner: int | None) -> tuple[dict[str, Any], AskTask]:
     return _state(task), task
 
 
-async def _read(task_id: str) -> tuple[dict[str, Any], AskTask]:
+async def _read(task_id: Any) -> tuple[dict[str, Any], AskTask]:
     owner = _owner()
-    found: tuple[dict[str, Any], AskTask] = await database_sync_to_async(readable)(task_id, owner)
+    found: tuple[dict[str, Any], AskTask] = await database_sync_to_async(readable)(_task_id(task_id), owner)
     return found
 
 
@@ -219,11 +249,12 @@ async def cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Han
 
 async def update(ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> HandlerResult:
     """An answer given in the agent's client: recorded as any answer is, unless someone answered first."""
+    responses = _responses(params.input_responses)
     _, task = await _read(params.task_id)
-    for key in params.input_responses:
+    for key in responses:
         if key != INPUT_KEY or not task.offered_to_client:
-            raise MCPError(INVALID_PARAMS, f"inputResponses.{key}: this task asks for no such input")
-    response = params.input_responses.get(INPUT_KEY)
+            raise _refused(f"inputResponses.{key}", "this task asks for no such input")
+    response = responses.get(INPUT_KEY)
     if response is None:
         return {}
     await database_sync_to_async(answered_in_client)(task, response)

@@ -56,6 +56,22 @@ class UpdateTaskRequest(Request[UpdateTaskParams, Literal["tasks/update"]]):
     params: UpdateTaskParams
 
 
+class AnyParams(RequestParams):
+    """Params as sent, whatever they hold: what a client with a bug (or a probe) puts on the wire."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class RawUpdateTaskRequest(Request[AnyParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: AnyParams
+
+
+async def raw_update(session: ClientSession, **params: Any) -> dict[str, Any]:
+    """tasks/update with `params` exactly as given (wire names: taskId, inputResponses)."""
+    return await _send(session, RawUpdateTaskRequest(params=AnyParams(**params)))
+
+
 async def _send(session: ClientSession, request: Request[Any, Any]) -> dict[str, Any]:
     reply = await session.send_request(request, Reply)
     return reply.model_dump(by_alias=True, mode="json", exclude_unset=True)

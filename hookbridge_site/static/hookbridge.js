@@ -5,6 +5,17 @@ document.addEventListener("htmx:wsOpen", () => {
   const lost = document.getElementById("connection-lost");
   if (lost) lost.remove();
 });
+// The server closes with 4205 when what the person may see changed (core.consumers.RECONNECT): connect again,
+// after a moment's jitter so a change for a whole team does not bring every page back in the same instant.
+// htmx's ws extension makes a new socket for an element when it is processed again.
+const RECONNECT = 4205;
+document.addEventListener("htmx:wsClose", (event) => {
+  const closed = event.detail && event.detail.event;
+  if (closed && closed.code === RECONNECT) {
+    const source = event.target;
+    setTimeout(() => htmx.trigger(source, "htmx:beforeProcessNode"), 200 + Math.random() * 800);
+  }
+});
 document.addEventListener("htmx:wsClose", () => {
   setConnection("reconnecting", "reconnecting…");
   delete document.body.dataset.synced;

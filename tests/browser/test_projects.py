@@ -170,3 +170,30 @@ async def test_the_typescript_sdks_question_lands_in_its_tokens_project(
         result = await ts.outcome("ask")
     assert result["event"] == "result", result
     assert result["result"]["structuredContent"] == {"answer": "yes, in web"}
+
+
+async def test_a_role_taken_away_closes_the_page_s_socket_with_4205_and_the_page_reconnects_to_what_is_left(
+    server: LiveServer, world: dict[str, str], browser: Browser
+) -> None:
+    """Issue 54: a change of who sees what closes with a code the protocol allows (never 1012, which daphne refuses
+    with "Exception inside application"); the dashboard connects again by itself and shows what the person may
+    see now, here nothing of web's."""
+    page = await browser.new_page()
+    closes: list[int] = []
+    await page.expose_function("noteClose", closes.append)
+    await page.add_init_script(
+        "document.addEventListener('htmx:wsClose', (e) => window.noteClose(e.detail.event.code));"
+    )
+    async with asking(server):
+        await log_in_as(page, server, "ann")
+        await expect(page.locator(".triage-row", has_text="Projects: deploy web?")).to_have_count(1)
+        try:
+            await asyncio.to_thread(server.manage, "project", "member", "web", "ann", "--remove")
+            await expect(page.locator(".triage-row", has_text="Projects: deploy web?")).to_have_count(0, timeout=15_000)
+            await expect(page.locator("#connection")).to_have_text("live", timeout=15_000)
+        finally:
+            await asyncio.to_thread(server.manage, "project", "member", "web", "ann", "--role", "answerer")
+    assert closes[:1] == [4205], closes
+    assert "Exception inside application" not in server.log()
+    assert "invalid close code" not in server.log()
+    await page.close()

@@ -171,6 +171,34 @@ async def test_an_update_with_input_nobody_asked_for_is_refused_naming_it(tasks_
         assert (await tasks.get(client.session, handle.task_id))["status"] == "working"
 
 
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({}, "inputResponses: an object of the inputs the task asked for, by key, not null (or missing)"),
+        ({"inputResponses": None}, "inputResponses: an object of the inputs the task asked for, by key, not null"),
+        ({"inputResponses": []}, "inputResponses: an object of the inputs the task asked for, by key, not a list"),
+        ({"inputResponses": "yes"}, "inputResponses: an object of the inputs the task asked for, by key, not text"),
+        ({"taskId": 7, "inputResponses": {}}, "taskId: the task's id as the call's result gave it: text of 1 to 64"),
+        ({"taskId": None, "inputResponses": {}}, "taskId: the task's id as the call's result gave it"),
+        ({"taskId": [], "inputResponses": {}}, "taskId: the task's id as the call's result gave it"),
+        ({"taskId": "x" * 10_000, "inputResponses": {}}, "not 10000 characters"),
+    ],
+)
+async def test_a_malformed_update_is_refused_naming_its_field_and_changes_nothing(
+    tasks_server: LiveServer, params: dict[str, Any], said: str
+) -> None:
+    """Issue 54: never the SDK's bare "Invalid request parameters" with empty data."""
+    handle = await _handle(tasks_server, {"question": f"Task: malformed update {sorted(params)} {str(params)[:40]}?"})
+    sent = {"taskId": handle.task_id, **params}
+    async with tasks_server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:
+        with pytest.raises(MCPError) as refused:
+            await tasks.raw_update(client.session, **sent)
+        assert refused.value.error.code == -32602
+        assert said in refused.value.error.message
+        assert refused.value.error.data == {"field": refused.value.error.message.split(":", 1)[0]}
+        assert (await tasks.get(client.session, handle.task_id))["status"] == "working"
+
+
 async def test_an_askme_task_is_kept_past_its_deadline_and_its_card_says_the_agent_goes_on(
     tasks_server: LiveServer,
 ) -> None:
