@@ -180,7 +180,11 @@ async def test_a_role_taken_away_closes_the_page_s_socket_with_4205_and_the_page
     see now, here nothing of web's."""
     page = await browser.new_page()
     closes: list[int] = []
-    await page.expose_function("noteClose", closes.append)
+
+    def note_close(code: int) -> None:
+        closes.append(code)
+
+    await page.expose_function("noteClose", note_close)
     await page.add_init_script(
         "document.addEventListener('htmx:wsClose', (e) => window.noteClose(e.detail.event.code));"
     )
