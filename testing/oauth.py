@@ -62,13 +62,13 @@ def allow(client: Client, params: dict[str, str]) -> str:
     return query["code"][0]
 
 
-def exchange(client: Client, client_id: str, code: str, verifier: str) -> Any:
+def exchange(client: Client, client_id: str, code: str, verifier: str, redirect_uri: str = REDIRECT) -> Any:
     return client.post(
         "/oauth/token/",
         data={
             "grant_type": "authorization_code",
             "code": code,
-            "redirect_uri": REDIRECT,
+            "redirect_uri": redirect_uri,
             "client_id": client_id,
             "code_verifier": verifier,
             "resource": RESOURCE,

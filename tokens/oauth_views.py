@@ -22,7 +22,12 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 from oauth2_provider import views as oauth_views
-from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_application_model,
+    get_grant_model,
+    get_refresh_token_model,
+)
 
 from projects import access
 from projects.models import Project
@@ -212,6 +217,12 @@ class Token(oauth_views.TokenView):
                     "invalid_grant", "This authorization code was used already: every token it issued is revoked."
                 )
         response: HttpResponse = super().post(request, *args, **kwargs)
+        if exchanging and code and response.status_code != 200:
+            # A failed exchange (a wrong verifier, redirect address or client) burns the code: who holds it without
+            # its verifier must not get to try again, nor may its own client after someone else tried it.
+            burned, _ = get_grant_model().objects.filter(code=code).delete()
+            if burned:
+                logger.warning("A failed exchange burned its authorization code (%s)", response.status_code)
         if exchanging and code and response.status_code == 200:
             issued = json.loads(response.content)
             family = (

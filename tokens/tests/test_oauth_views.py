@@ -147,6 +147,27 @@ def test_a_wrong_verifier_gets_nothing(signed_in: tuple[Client, str, str, str]) 
     assert not get_access_token_model().objects.filter(scope="mcp").exists()
 
 
+@pytest.mark.parametrize("wrong", ["verifier", "redirect", "client"])
+def test_a_failed_exchange_burns_the_code_so_the_right_verifier_gets_nothing_after_it(
+    signed_in: tuple[Client, str, str, str], wrong: str
+) -> None:
+    """Issue 54: a code is single-use whatever happens: a try with a wrong verifier, redirect or client spends it."""
+    browser, client_id, code, verifier = signed_in
+    if wrong == "verifier":
+        failed = exchange(browser, client_id, code, pkce()[0])
+    elif wrong == "redirect":
+        failed = exchange(browser, client_id, code, verifier, redirect_uri="http://127.0.0.1:9/elsewhere")
+    else:
+        failed = exchange(browser, register(browser, "Another client")["client_id"], code, verifier)
+    assert failed.status_code in (400, 401)
+
+    right = exchange(browser, client_id, code, verifier)
+
+    assert right.status_code == 400
+    assert right.json()["error"] == "invalid_grant"
+    assert not get_access_token_model().objects.filter(scope="mcp").exists()
+
+
 def test_a_missing_verifier_gets_nothing(signed_in: tuple[Client, str, str, str]) -> None:
     browser, client_id, code, _ = signed_in
 
