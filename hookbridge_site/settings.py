@@ -344,6 +344,8 @@ HOOKBRIDGE_MAX_WAITING_PER_TOKEN = env_int("HOOKBRIDGE_MAX_WAITING_PER_TOKEN", 1
 # Asks of one token handed to the database and not yet written, per process: past it, the next is refused at once.
 HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN = env_int("HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN", 20)
 HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN = env_int("HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN", 20)
+# How often each worker checks again that its open sockets' people and tokens still have access (tokens.standing).
+HOOKBRIDGE_ACCESS_CHECK_SECONDS = env_seconds("HOOKBRIDGE_ACCESS_CHECK_SECONDS", 3.0)
 # Projects and roles (issue 31). A new account joins the default project with this role ("none": with
 # none; an admin adds them); the very first account is its admin.
 _ROLES = ("viewer", "answerer", "admin")

@@ -7,8 +7,8 @@ needs no message: the cached row's `expires_at` is checked on every use.
 
 An entry is trusted only while this process is listening: when the layer fails, the cache
 is emptied and bypassed until the listener is back, so a revocation never waits on a lost
-message. Entries are also re-read after LAST_USED_PRECISION, which keeps `last_used_at`
-as fresh as without a cache.
+message. Entries are also re-read after MAX_AGE (4 s): what took access away without a signal holds here
+within it, and `last_used_at` stays as fresh as without a cache.
 """
 
 from __future__ import annotations
@@ -28,7 +28,10 @@ logger = logging.getLogger(__name__)
 
 GROUP = "token-changes"
 TASK = "token-changes"
-MAX_AGE = LAST_USED_PRECISION.total_seconds()
+# A token's row is read again after this long however it is used, so a change that sends no signal (its person
+# deactivated by a bulk update, a SQL statement) is refused over HTTP within it too (issue 54). Cheap: one indexed
+# read per token per worker every few seconds; `last_used_at` is still written at most once a minute.
+MAX_AGE = min(4.0, LAST_USED_PRECISION.total_seconds())
 # A bound on memory whatever the traffic: past it the cache starts again.
 MAX_ENTRIES = 10_000
 # Channel layers drop a group member after a day (group_expiry); re-joining hourly keeps it.

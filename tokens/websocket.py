@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser
 
 from tokens import cache as token_cache
+from tokens import standing
 from tokens.auth import parse_bearer
 
 BEARER_PROTOCOL_PREFIX = "bearer."
@@ -47,6 +48,7 @@ class BearerTokenAuth:
         self.cookie_app = cookie_app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        standing.ensure_watching()  # every socket's owner is checked again while it is open, whoever it is
         raw = offered_token(scope)
         if raw is None:
             await self.cookie_app(scope, receive, send)

@@ -1,0 +1,68 @@
+"""Access checked where it is used (issue 54): every open socket's person or token is checked again every
+HOOKBRIDGE_ACCESS_CHECK_SECONDS, whatever took the access away.
+
+A revocation through the app's own paths closes sockets at once (core.broadcast.access_revoked, on the model's
+signals). A change that sends no signal does not: a bulk `update(is_active=False)`, a SQL statement, a directory
+sync. So each worker, while it has sockets open, reads the standing of their owners (core.runtime.sockets_per_owner:
+one query for the people, one for the tokens, however many sockets) and closes the lapsed ones' sockets with
+REVOKED, on every worker, through the owner's group. Over HTTP, tokens.cache re-reads a token at least as often.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from core import runtime
+from core.broadcast import owner_group
+from core.db import database_sync_to_async
+from tokens import runtime as state
+from tokens.models import AgentToken
+
+logger = logging.getLogger(__name__)
+
+
+def lapsed(owners: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The owners among `owners` whose access has lapsed: a person no longer active, a token no longer active."""
+    people = [pk for kind, pk in owners if kind == "user"]
+    tokens = [pk for kind, pk in owners if kind == "token"]
+    active_people = set(get_user_model().objects.filter(pk__in=people, is_active=True).values_list("pk", flat=True))
+    active_tokens = set(AgentToken.objects.active().filter(pk__in=tokens).values_list("pk", flat=True))
+    return [(kind, pk) for kind, pk in owners if pk not in (active_people if kind == "user" else active_tokens)]
+
+
+async def check_once() -> list[tuple[str, int]]:
+    """One round: the lapsed owners of this worker's open sockets, each told to close everywhere."""
+    owners = list(runtime.sockets_per_owner)
+    if not owners:
+        return []
+    gone: list[tuple[str, int]] = await database_sync_to_async(lapsed)(owners)
+    layer = get_channel_layer()
+    for kind, pk in gone:
+        logger.info("Closing the sockets of %s %s: its access lapsed with no signal", kind, pk)
+        await layer.group_send(owner_group(kind, pk), {"type": "access.revoked"})
+    return gone
+
+
+async def _watch() -> None:
+    while True:
+        await asyncio.sleep(float(settings.HOOKBRIDGE_ACCESS_CHECK_SECONDS or 3.0))
+        try:
+            await check_once()
+        except Exception:
+            # A database or layer fault costs this round, never the watch: the next round reads again.
+            logger.warning("Could not check the standing of open sockets' owners", exc_info=True)
+
+
+def ensure_watching() -> None:
+    """Starts this worker's watch at its first socket (one per event loop: a test's loop may be new)."""
+    loop = asyncio.get_running_loop()
+    task: Any = state.standing_watch
+    if task is not None and not task.done() and state.standing_loop is loop:
+        return
+    state.standing_watch, state.standing_loop = loop.create_task(_watch(), name="access-standing"), loop
