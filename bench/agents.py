@@ -49,6 +49,7 @@ from typing import Any
 
 import httpx2
 
+from bench import failures
 from bench.report import RESULTS, table, write
 from bench.servers import Setup, embedded, environment, raise_open_files_limit, team
 from testing.live import ROOT, free_port
@@ -597,4 +598,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    failures.reporting("bench.agents", main)

@@ -49,7 +49,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from bench import load
+from bench import failures, load
 from bench.report import RESULTS, table, write
 from bench.servers import Setup, agent, embedded, environment, raise_open_files_limit, rss_bytes, rss_of, team
 from bench.system import System, one_question
@@ -668,4 +668,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    failures.reporting("bench.compare", main)

@@ -35,6 +35,7 @@ from typing import Any
 
 import httpx2
 
+from bench import failures
 from bench.agents import HEADERS, Target, _hookbridge_target, floor_target, pin, quantile, ratio, unrelated_answer
 from bench.report import RESULTS, table, write
 from bench.servers import embedded, environment, raise_open_files_limit
@@ -218,4 +219,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    failures.reporting("bench.fairness", main)

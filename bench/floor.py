@@ -30,6 +30,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from bench import failures
+
 
 def build(database: str) -> Any:
     db = sqlite3.connect(database, isolation_level=None)
@@ -88,4 +90,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    failures.reporting("bench.floor", main)

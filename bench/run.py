@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import scenarios
+from bench import failures, scenarios
 from bench.report import RESULTS, plot_cdf, table, write
 from bench.servers import SETUPS, Setup, environment, raise_open_files_limit
 
@@ -264,4 +264,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    failures.reporting("bench.run", main)

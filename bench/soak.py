@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx2
 
+from bench import failures
 from bench.report import RESULTS, table, write
 from bench.servers import BENCH_ENV, agent, environment, raise_open_files_limit
 from testing.live import LiveServer
@@ -335,4 +336,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    failures.reporting("bench.soak", main)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import failures
 from bench.report import RESULTS, write
 from bench.servers import environment
 from testing.live import ROOT, LiveServer, untraced
@@ -133,4 +134,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    failures.reporting("bench.stdio_start", main)
