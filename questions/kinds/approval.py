@@ -307,7 +307,15 @@ class Approval(QuestionKind):
             edited = value["updatedInput"]
             if not isinstance(edited, dict):
                 raise InvalidAnswer("updatedInput", "updatedInput must be a JSON object (the tool's input).")
-            said += " with changes"
+            # The decision is for what runs, not for what was shown: said as such wherever the answer is read.
+            asked = question.payload.get("tool_input")
+            command = edited.get("command") if tool == "Bash" else None
+            if edited == asked:
+                said += " (the edit changed nothing)"
+            elif isinstance(command, str):
+                said += f" with changes: it runs `{command[:200]}`, not what was asked"
+            else:
+                said += " with changes: not the input that was asked"
         suggestions = suggestions_of(question)
         if "suggestion" in value:
             index = value["suggestion"]

@@ -201,3 +201,14 @@ def test_a_write_reads_as_the_whole_file_it_writes_not_a_diff_from_nothing() -> 
     assert shown["diff"] is None
     assert shown["write"] == {"path": "/repo/.github/workflows/ci.yml", "lines": 3, "content": workflow["content"]}
     assert ApprovalForm(KIND, Asked("Write", {"file_path": "x", "content": 3})).shown["write"] is None
+
+
+def test_an_edited_input_is_said_to_be_what_runs_not_what_was_asked() -> None:
+    """Issue 53: a decision is for what the person saw; an edit is another input, said as such in the answer."""
+    edited = form(behavior="edit", updatedInput='{"command": "touch hello.txt"}').reply
+    assert edited.text == "Allowed Bash with changes: it runs `touch hello.txt`, not what was asked"
+    unchanged = form(behavior="edit", updatedInput='{"command": "touch hi.txt"}').reply
+    assert unchanged.text == "Allowed Bash (the edit changed nothing)"
+    other = KIND.parse(Asked("Write", {"file_path": "a.txt", "content": "x"}), {
+        "behavior": "allow", "updatedInput": {"file_path": "b.txt", "content": "x"}})  # fmt: skip
+    assert other.text == "Allowed Write with changes: not the input that was asked"
