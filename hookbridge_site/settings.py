@@ -343,6 +343,8 @@ HOOKBRIDGE_MAX_IMAGE_BYTES = env_int("HOOKBRIDGE_MAX_IMAGE_BYTES", 5 * 1024 * 10
 HOOKBRIDGE_MAX_WAITING_PER_TOKEN = env_int("HOOKBRIDGE_MAX_WAITING_PER_TOKEN", 100)
 # Asks of one token handed to the database and not yet written, per process: past it, the next is refused at once.
 HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN = env_int("HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN", 20)
+# Every token's asks together, per process: past it an ask is refused at once (503, Retry-After), not queued.
+HOOKBRIDGE_QUEUED_ASKS = env_int("HOOKBRIDGE_QUEUED_ASKS", 200)
 HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN = env_int("HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN", 20)
 # How often each worker checks again that its open sockets' people and tokens still have access (tokens.standing).
 HOOKBRIDGE_ACCESS_CHECK_SECONDS = env_seconds("HOOKBRIDGE_ACCESS_CHECK_SECONDS", 3.0)

@@ -206,6 +206,10 @@ async def _refuse_asks_over_allowance(token: AgentToken, messages: list[Any], se
     names = toolsets.asking_tool_names(sets)
     if not names or not any(jsonrpc.called_tool(message) in names for message in messages):
         return
+    if asking.worker_queue_full():
+        # Every token's asks together: refused at once, not held in silence behind everyone's (issue 54).
+        limit = settings.HOOKBRIDGE_QUEUED_ASKS
+        raise rpc_refused(503, -32000, asking.WORKER_QUEUE_FULL.format(count=limit, limit=limit), retry_after="2")
     if asking.asks_queued_full(token.pk):
         # Past the worker's write rate: refused here, not queued behind the token's own asks.
         await refuse_slowly(token.pk)

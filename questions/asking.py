@@ -46,7 +46,7 @@ from django.utils import timezone
 from core import layer_groups, limits, presence, runtime
 from core.db import database_sync_to_async, on_the_read_thread
 from core.formatting import duration
-from core.limits import holding
+from core.limits import OverLimit, holding
 from questions import runtime as waiting
 from questions.models import Question, RateLimited, Status
 from questions.wakeups import question_group, take_answer
@@ -563,6 +563,22 @@ def asks_queued_full(token_id: int) -> bool:
     return waiting.queued_asks_per_token[token_id] >= settings.HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN
 
 
+def worker_queue_full() -> bool:
+    """Whether this worker has HOOKBRIDGE_QUEUED_ASKS asks waiting to be written, of all its tokens together.
+
+    The per-token cap keeps one token from queueing everyone's asks behind its own; this one bounds the sum, so
+    many tokens at once cannot make a new ask wait minutes in silence for its row: past it, an ask is refused at
+    once (on /mcp a 503 with Retry-After), and its agent asks again.
+    """
+    return sum(waiting.queued_asks_per_token.values()) >= settings.HOOKBRIDGE_QUEUED_ASKS
+
+
+WORKER_QUEUE_FULL = (
+    "this server is busy: {count} questions are waiting to be written here, the most one server process queues "
+    "(HOOKBRIDGE_QUEUED_ASKS={limit}); ask again in a moment"
+)
+
+
 def queued_slot(token_id: int | None) -> AbstractContextManager[None]:
     """One of the token's HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN asks waiting for the database to write them.
 
@@ -570,6 +586,9 @@ def queued_slot(token_id: int | None) -> AbstractContextManager[None]:
     one token, its next is refused at once, naming the setting, instead of queueing everyone's asks behind its
     own for seconds. Other tokens' asks keep going through.
     """
+    if worker_queue_full():
+        limit = settings.HOOKBRIDGE_QUEUED_ASKS
+        raise OverLimit(WORKER_QUEUE_FULL.format(count=limit, limit=limit))
     if token_id is None:
         return contextlib.nullcontext()
     return holding(

@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import HttpCommunicator
 
+from core.limits import OverLimit
 from hookbridge_site.asgi import application
 from questions import asking
 from questions.models import Question
@@ -44,6 +45,24 @@ async def test_an_ask_past_the_tokens_queued_asks_is_refused_at_the_edge_and_not
     assert "HOOKBRIDGE_QUEUED_ASKS_PER_TOKEN=1" in error["message"]
     assert "agent-a" in error["message"]
     assert not await sync_to_async(Question.objects.exists)()
+
+
+async def test_an_ask_past_the_workers_queue_of_every_tokens_asks_is_a_503_naming_the_setting(settings: Any) -> None:
+    """Issue 54: many tokens' asks together are bounded too: refused at once, never queued in silence."""
+    settings.HOOKBRIDGE_QUEUED_ASKS = 2
+    token, raw = await sync_to_async(AgentToken.issue)("agent-a")
+    others = [await sync_to_async(AgentToken.issue)(f"agent-{n}") for n in ("b", "c")]
+    with asking.queued_slot(others[0][0].pk), asking.queued_slot(others[1][0].pk):  # two other tokens' asks
+        response = await post_mcp(raw, ASK)
+        with pytest.raises(OverLimit) as refused:  # the same bound on every way of asking (stdio, hooks)
+            asking.queued_slot(token.pk)
+    assert response["status"] == 503
+    assert dict(response["headers"])[b"retry-after"] == b"2"
+    error = json.loads(response["body"])["error"]
+    assert "HOOKBRIDGE_QUEUED_ASKS=2" in error["message"]
+    assert "HOOKBRIDGE_QUEUED_ASKS=2" in str(refused.value)
+    assert not await sync_to_async(Question.objects.exists)()
+    assert not asking.worker_queue_full(), "once they are written, asks go through again"
 
 
 async def test_a_call_that_asks_nothing_is_not_refused_for_the_tokens_asks(settings: Any) -> None:
