@@ -7,8 +7,8 @@ needs no message: the cached row's `expires_at` is checked on every use.
 
 An entry is trusted only while this process is listening: when the layer fails, the cache
 is emptied and bypassed until the listener is back, so a revocation never waits on a lost
-message. Entries are also re-read after MAX_AGE (4 s): what took access away without a signal holds here
-within it, and `last_used_at` stays as fresh as without a cache.
+message. Entries are also re-read after HOOKBRIDGE_ACCESS_CHECK_SECONDS (3 s; a minute at most): what took access
+away without a signal holds here within it, and `last_used_at` stays as fresh as without a cache.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import logging
 import time
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from core import broadcast, runtime
 from core.db import database_sync_to_async
@@ -28,10 +29,16 @@ logger = logging.getLogger(__name__)
 
 GROUP = "token-changes"
 TASK = "token-changes"
-# A token's row is read again after this long however it is used, so a change that sends no signal (its person
-# deactivated by a bulk update, a SQL statement) is refused over HTTP within it too (issue 54). Cheap: one indexed
-# read per token per worker every few seconds; `last_used_at` is still written at most once a minute.
-MAX_AGE = min(4.0, LAST_USED_PRECISION.total_seconds())
+
+
+def max_age() -> float:
+    """How long a token's row is trusted, however it is used: a change that sends no signal (its person deactivated
+    by a bulk update, a SQL statement) is refused over HTTP within it too (issue 54), as sockets close within it
+    (tokens.standing). Cheap: one indexed read per token per worker every few seconds; `last_used_at` is still
+    written at most once a minute."""
+    return min(float(settings.HOOKBRIDGE_ACCESS_CHECK_SECONDS or 3.0), LAST_USED_PRECISION.total_seconds())
+
+
 # A bound on memory whatever the traffic: past it the cache starts again.
 MAX_ENTRIES = 10_000
 # Channel layers drop a group member after a day (group_expiry); re-joining hourly keeps it.
@@ -46,7 +53,7 @@ def _cached(key: str) -> AgentToken | None:
         return None
     token: AgentToken = entry[0]
     read_at = entry[1]
-    if time.monotonic() - read_at > MAX_AGE or not token.is_active:
+    if time.monotonic() - read_at > max_age() or not token.is_active:
         state.token_cache.pop(key, None)
         return None
     return token

@@ -1,6 +1,6 @@
 """Issue 54: access taken away by a path that sends no signal (a bulk update, as a directory sync or a script
 makes one) still ends: every open socket of that person or token closes with 4410, and the token is refused over
-HTTP, against a real daphne. The bound is HOOKBRIDGE_ACCESS_CHECK_SECONDS (3 s) for sockets and 4 s for HTTP by
+HTTP, against a real daphne. The bound is HOOKBRIDGE_ACCESS_CHECK_SECONDS (3 s) for sockets and HTTP alike, by
 construction; the test waits longer than that (a slow machine is not a bug) and checks what is said."""
 
 from __future__ import annotations
