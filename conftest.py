@@ -19,6 +19,7 @@ from hypothesis import settings as hypothesis_settings
 from playwright.async_api import Browser, Playwright, async_playwright
 
 from approvals import runtime as approvals_runtime
+from core import runtime as core_runtime
 from questions import runtime as question_runtime
 from testing import live
 from testing.forkserver import ForkServer
@@ -163,6 +164,10 @@ def _forget_process_state() -> None:
     # The rules and policies this process compiled: a test's rows are rolled back without the signals that
     # would clear them, and the next test within the second would be decided by the last one's policy.
     approvals_runtime.approval_rules = approvals_runtime.approval_policies = None
+    # The loop a test that called the ASGI application bound as "the server's" (core.broadcast.bind_server_loop):
+    # once that test's loop closed, every later test's pushes from worker threads went to it and were dropped
+    # (a dashboard test after the /mcp edge test's waited for a card that never came).
+    core_runtime.server_loop = core_runtime.server_thread = None
 
 
 @pytest.fixture(autouse=True)
