@@ -462,3 +462,14 @@ def stdio(server: LiveServer, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable, args=["manage.py", "mcp_stdio", *args], env=server.env, cwd=str(ROOT)
     )
+
+
+async def closed_with(socket: ClientConnection, timeout: float) -> int | None:
+    """The close code the server sends within `timeout`, reading whatever comes before it."""
+    try:
+        async with asyncio.timeout(timeout):
+            async for _ in socket:
+                pass
+    except websockets.ConnectionClosed:
+        pass
+    return socket.close_code

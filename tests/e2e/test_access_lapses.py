@@ -14,7 +14,7 @@ import pytest
 import websockets
 from websockets.typing import Origin
 
-from testing.live import LiveServer, serving
+from testing.live import LiveServer, closed_with, serving
 
 REVOKED = 4410
 
@@ -32,16 +32,6 @@ print(json.dumps({"ann": AgentToken.issue("ann-answers", scope=Scope.ANSWER, use
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
     yield from serving()
-
-
-async def closed_with(socket: websockets.ClientConnection, timeout: float) -> int | None:
-    try:
-        async with asyncio.timeout(timeout):
-            async for _ in socket:
-                pass
-    except websockets.ConnectionClosed:
-        pass
-    return socket.close_code
 
 
 async def test_a_person_deactivated_by_a_bulk_update_loses_their_open_sockets_and_their_token(

@@ -15,7 +15,7 @@ import pytest
 import websockets
 from websockets.typing import Origin
 
-from testing.live import LiveServer
+from testing.live import LiveServer, closed_with
 from testing.team import two_workers
 
 REVOKED = 4410
@@ -25,17 +25,6 @@ REVOKED = 4410
 def workers() -> Iterator[tuple[LiveServer, LiveServer]]:
     with two_workers(HOOKBRIDGE_MAX_HOLD="60") as both:
         yield both
-
-
-async def closed_with(socket: websockets.ClientConnection, timeout: float) -> int | None:
-    """The close code the server sends within `timeout`, reading what comes before it."""
-    try:
-        async with asyncio.timeout(timeout):
-            async for _ in socket:
-                pass
-    except websockets.ConnectionClosed:
-        pass
-    return socket.close_code
 
 
 async def test_a_token_revoked_in_a_shell_closes_its_socket_on_another_worker_and_is_refused_there(
