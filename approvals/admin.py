@@ -18,7 +18,7 @@ from approvals import dry_run, suggestions
 from approvals.models import ApprovalPolicy, ApprovalRule, Grant
 from projects.access import projects_with
 from projects.admin import ManagedPerProject
-from projects.models import OnCallSchedule, Role
+from projects.models import OnCallSchedule, Role, on_call_name
 
 
 class DryRunFirst:
@@ -147,8 +147,13 @@ class ApprovalRuleAdmin(DryRunFirst, ManagedPerProject, admin.ModelAdmin[Approva
         accept = self.admin_site.admin_view(require_POST(self.accept_suggestion))
         return [path("suggestions/accept/", accept, name="approvals_approvalrule_accept"), *super().get_urls()]
 
+    @staticmethod
+    def _administered(request: HttpRequest) -> list[Any]:
+        """The projects whose rules this person makes (a rule suggested in any other is not theirs to see)."""
+        return list(projects_with(request.user, Role.ADMIN)) if request.user.is_staff else []
+
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
-        mine = list(projects_with(request.user, Role.ADMIN)) if request.user.is_staff else []
+        mine = self._administered(request)
         context = {
             **(extra_context or {}),
             "suggestions": suggestions.suggest(mine) if mine else [],
@@ -158,7 +163,7 @@ class ApprovalRuleAdmin(DryRunFirst, ManagedPerProject, admin.ModelAdmin[Approva
 
     def accept_suggestion(self, request: HttpRequest) -> HttpResponse:
         """Makes the rule a suggestion names, if history still suggests it and the person is its project's admin."""
-        mine = list(projects_with(request.user, Role.ADMIN)) if request.user.is_staff else []
+        mine = self._administered(request)
         if not mine:
             raise PermissionDenied("project: you make rules in the projects where you are an admin only")
         found = suggestions.find(mine, request.POST.get("key", ""))
@@ -181,7 +186,7 @@ class ApprovalPolicyForm(forms.ModelForm[ApprovalPolicy]):
         project = cleaned.get("project")
         for decider in cleaned.get("deciders") or []:
             # A decider naming no schedule would leave nobody to decide (the policy file refuses it too).
-            name = str(decider)[len("on-call:") :] if str(decider).startswith("on-call:") else None
+            name = on_call_name(str(decider))
             if name is not None and not OnCallSchedule.objects.filter(project=project, name__iexact=name).exists():
                 self.add_error("deciders", f"{decider}: {project} has no on-call schedule named {name!r}")
         return cleaned

@@ -20,6 +20,7 @@ from approvals import policies, rules, shell
 from approvals.models import Grant, input_path, shell_command
 from questions import signals
 from questions.kinds import Kind
+from questions.kinds.approval import beyond_one_person
 from questions.models import Answer, Question
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,6 @@ def decide(
     if ruling is None or ruling.action != "allow" or not any(rule.pk < 0 for rule in ruling.rules):
         return None
     needs = policies.requirement(use, None)
-    if needs and (int(needs.get("quorum") or 1) > 1 or not needs.get("self_approval", True)):
+    if needs and beyond_one_person(needs):
         return None  # a grant is one person's: it never decides what a policy gives to more
     return ruling

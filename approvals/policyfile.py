@@ -44,7 +44,7 @@ from django.utils.dateparse import parse_date, parse_datetime, parse_time
 
 from approvals import policies, rules
 from approvals.models import ApprovalPolicy, ApprovalRule, CompiledRule, Fallback
-from projects.models import OnCallSchedule, OnCallTurn, Project, Role
+from projects.models import OnCallSchedule, OnCallTurn, Project, Role, on_call_name
 from questions.kinds import Kind
 from questions.models import Question, Status
 from tokens.models import AgentToken
@@ -340,8 +340,8 @@ def _approval(
         if decider.startswith("role:"):
             if decider[5:] not in Role.values:
                 raise read.fail(where, f"roles are {', '.join('role:' + r for r in Role.values)}")
-        elif decider.startswith("on-call:"):
-            _known_schedule(read, decider, where, on_call)
+        elif (schedule := on_call_name(decider)) is not None:
+            _known_schedule(read, schedule, where, on_call)
         elif not get_user_model().objects.filter(username=decider).exists():
             raise read.fail(where, f"no person named {decider!r}")
     policy.deciders = [str(d) for d in deciders]
@@ -357,10 +357,10 @@ def _approval(
     return policy
 
 
-def _known_schedule(read: _Reader, value: str, path: tuple[Any, ...], on_call: set[str]) -> None:
-    if value[len("on-call:") :].lower() not in on_call:
+def _known_schedule(read: _Reader, schedule: str, path: tuple[Any, ...], on_call: set[str]) -> None:
+    if schedule.lower() not in on_call:
         known = ", ".join(sorted(on_call)) or "none"
-        raise read.fail(path, f"no on-call schedule named {value[8:]!r} in this file or the project (known: {known})")
+        raise read.fail(path, f"no on-call schedule named {schedule!r} in this file or the project (known: {known})")
 
 
 def _escalate(
@@ -374,14 +374,15 @@ def _escalate(
         if not isinstance(step, dict) or set(step) - {"after", "notify"} or "notify" not in step:
             raise read.fail(where, "a step is {after: 5m, notify: slack|email|push|webhook|admins|on-call:NAME}")
         notify = step["notify"]
-        if not isinstance(notify, str) or not (notify in NOTIFY_CHANNELS or notify.startswith("on-call:")):
+        schedule = on_call_name(notify) if isinstance(notify, str) else None
+        if not isinstance(notify, str) or not (notify in NOTIFY_CHANNELS or schedule is not None):
             raise read.fail((*where, "notify"), f"one of {', '.join(NOTIFY_CHANNELS)}, or on-call:NAME")
-        if notify.startswith("on-call:") and notify[8:].lower() not in on_call:
+        if schedule is not None and schedule.lower() not in on_call:
             # Said, not refused (a decider naming no schedule is refused: nobody could decide): the team may add
             # the schedule after the policy, and until then the other steps still reach people.
             warnings.append(
                 f"{name}: escalate step {j + 1} ({notify}) reaches nobody until the project has an on-call "
-                f"schedule named {notify[8:]!r} (schedules: in this file, or the admin)"
+                f"schedule named {schedule!r} (schedules: in this file, or the admin)"
             )
         out.append({"after": _duration(read, step.get("after", 0), (*where, "after")), "notify": notify})
     return out
@@ -469,10 +470,10 @@ def apply(found: PolicyFile, *, by: Any = None) -> list[str]:
     with transaction.atomic():
         ApprovalRule.objects.filter(project=found.project).delete()
         ApprovalPolicy.objects.filter(project=found.project).delete()
-        names = [schedule.name for schedule, _ in found.schedules]
+        names = {schedule.name.lower() for schedule, _ in found.schedules}
         kept = OnCallSchedule.objects.filter(project=found.project).exclude(source__in=["", "admin"])
         for stale in kept:
-            if stale.name.lower() not in {name.lower() for name in names}:
+            if stale.name.lower() not in names:
                 stale.delete()
         for schedule, people in found.schedules:
             stored = OnCallSchedule.objects.filter(project=found.project, name__iexact=schedule.name).first()

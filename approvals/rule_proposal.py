@@ -24,7 +24,7 @@ from approvals.rules import decide
 from projects.access import Access
 from projects.models import Role
 from questions.kinds import Kind
-from questions.kinds.approval import destructive
+from questions.kinds.approval import beyond_one_person, destructive
 from questions.models import AlreadyResolved, NotDecided, Question
 
 
@@ -95,7 +95,7 @@ class RuleProposal(forms.Form):
                 "that starts like it."
             )
         quorum = int(self.question.requirement.get("quorum") or 1)
-        if self.warning and (quorum > 1 or not self.question.requirement.get("self_approval", True)):
+        if self.warning and beyond_one_person(self.question.requirement):
             raise forms.ValidationError(
                 f"{self.question.requirement.get('policy')} needs {quorum} people for this approval: a rule that "
                 "allows it would let one person decide for them. Decide it on its card."

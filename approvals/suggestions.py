@@ -2,7 +2,7 @@
 
 "alice allowed `npm test` in /home/alice/shop 41 times in 14 days and never denied it — make it a rule for
 30 days?" A suggestion is made only from what one rule could say exactly and safely: one plain command that is not
-on the destructive list (its first two words, as "Allow and make a rule" proposes), or one file; asked in one
+on the destructive list (the words all its allowed uses share, grouped by their first two), or one file; asked in one
 folder; allowed as asked by people every time in the window (one deny, one edited input or one decision left to the
 policy's fallback, and it is not offered); not already allowed by a rule; and not under a policy that gives the
 decision to more than one person or to someone other than the author (a rule would let one person decide for them).
@@ -25,7 +25,7 @@ from approvals import policies, rules, shell
 from approvals.models import Action, ApprovalRule, input_path, shell_command
 from projects.models import Project
 from questions.kinds import Kind
-from questions.kinds.approval import destructive
+from questions.kinds.approval import beyond_one_person, destructive
 from questions.models import Question, Status
 
 # Answers no person gave: a rule (or a session's grant) decided, or a policy's fallback did.
@@ -189,8 +189,7 @@ def _needs_more_than_one(suggestion: Suggestion) -> bool:
     policy = policies.first_match(use)
     if policy is None:
         return False
-    needs = policy.requirement
-    return int(needs.get("quorum") or 1) > 1 or not needs.get("self_approval", True)
+    return beyond_one_person(policy.requirement)
 
 
 def find(projects: list[Project], key: str) -> Suggestion | None:

@@ -18,7 +18,7 @@ from django.utils.html import escape
 from notify import email, policy, push, slack, steps, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy
-from projects.models import Membership, Role, on_call_now
+from projects.models import admin_addresses, on_call_name, on_call_now
 from questions import signals
 from questions.models import Question
 
@@ -57,7 +57,7 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
         elif step.channel == "admins" and email.configured():
             step = policy.Step("email", step.delay_seconds)
             target = admins_of(question)
-        elif step.channel.startswith("on-call:"):
+        elif on_call_name(step.channel) is not None:
             chosen.extend(on_call_steps(question, step))
             continue
         elif step.channel == "webhook" and webhook.configured():
@@ -72,7 +72,7 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
 def on_call_steps(question: Question, step: policy.Step) -> list[tuple[policy.Step, str]]:
     """An approval policy's `on-call:NAME`: the person on call when the step is due, by e-mail and on each of their
     browsers; nothing (and a note in the log) when the schedule is missing or has nobody."""
-    name = step.channel[len("on-call:") :]
+    name = on_call_name(step.channel) or ""
     when = question.created_at + timedelta(seconds=step.delay_seconds)
     person = on_call_now(question.project_id, name, when)
     if person is None:
@@ -113,8 +113,7 @@ def due(question: Question, step: policy.Step, last_delay: int = 0) -> datetime:
 
 def admins_of(question: Question) -> str:
     """The e-mail addresses of the question's project's admins (an approval policy's `notify: admins`)."""
-    people = Membership.objects.filter(project_id=question.project_id, role=Role.ADMIN, user__is_active=True)
-    return ",".join(sorted({m.user.email for m in people.select_related("user") if m.user.email}))
+    return ",".join(admin_addresses(question.project_id))
 
 
 def recipients(own: NotifyPolicy | None) -> str:

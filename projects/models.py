@@ -272,6 +272,21 @@ class OnCallOverride(models.Model):
         return f"{self.day}: {self.user}"
 
 
+def admin_addresses(project_id: int) -> list[str]:
+    """The e-mail addresses of a project's active admins, sorted (a policy's `notify: admins`, the weekly rule
+    suggestions): one query, by the project's id."""
+    people = Membership.objects.filter(project_id=project_id, role=Role.ADMIN, user__is_active=True)
+    return sorted({membership.user.email for membership in people.select_related("user") if membership.user.email})
+
+
+ON_CALL = "on-call:"
+
+
+def on_call_name(text: str) -> str | None:
+    """The schedule a policy's `on-call:NAME` (a decider, an escalate step) names; None for anything else."""
+    return text[len(ON_CALL) :] if text.startswith(ON_CALL) else None
+
+
 def on_call_now(project_id: int, name: str, at: datetime | None = None) -> Any:
     """The person on call in the project's schedule `name` (a policy's `on-call:NAME`); None: no such schedule,
     or nobody in it."""

@@ -16,13 +16,23 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import models, transaction
 from django.utils import timezone
 
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
 from projects.access import of_user
-from projects.models import InProject, InProjectQuerySet, Membership, Project, Role, at_least, on_call_now
+from projects.models import (
+    InProject,
+    InProjectQuerySet,
+    Membership,
+    Project,
+    Role,
+    at_least,
+    on_call_name,
+    on_call_now,
+)
 from questions import kinds, signals, wording
 from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
@@ -636,9 +646,9 @@ class Question(InProject):
         for decider in deciders:
             if decider.startswith("role:") and decider[5:] in Role.values and at_least(role, decider[5:]):
                 return
-            if decider.startswith("on-call:"):
+            if (schedule := on_call_name(decider)) is not None:
                 # Whoever is on call when they decide, not when it was asked: a hand-off passes the pager on.
-                now = on_call_now(self.project_id, decider[8:])
+                now = on_call_now(self.project_id, schedule)
                 if now is not None and now.pk == person.pk and at_least(role, Role.VIEWER):
                     return
                 on_call.append(f"{decider} is {now.get_username() if now is not None else 'nobody'} now")
@@ -651,16 +661,14 @@ class Question(InProject):
 
     def eligible_people(self) -> list[Any]:
         """Who may decide this approval under its requirement's deciders, now (the break-glass notice goes to them)."""
-        from django.contrib.auth import get_user_model
-
         deciders = [str(d) for d in self.requirement.get("deciders") or []] or [f"role:{Role.ANSWERER.value}"]
         members = Membership.objects.filter(project_id=self.project_id, user__is_active=True).select_related("user")
         found: dict[int, Any] = {}
         for decider in deciders:
             if decider.startswith("role:") and decider[5:] in Role.values:
                 found.update((m.user.pk, m.user) for m in members if at_least(m.role, decider[5:]))
-            elif decider.startswith("on-call:"):
-                person = on_call_now(self.project_id, decider[8:])
+            elif (schedule := on_call_name(decider)) is not None:
+                person = on_call_now(self.project_id, schedule)
                 if person is not None and person.is_active:
                     found[person.pk] = person
             else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from projects.models import on_call_now
+from projects.models import on_call_name, on_call_now
 from questions.states import CancelReason, Status
 
 
@@ -120,9 +120,9 @@ def decider_words(question: Question, decider: str) -> str:
     """A policy's decider as the card says it: "the project's admin", "the on-call of backend (ann now)"."""
     if decider.startswith("role:"):
         return f"the project's {decider[5:]}"
-    if decider.startswith("on-call:"):
-        now = on_call_now(question.project_id, decider[8:])
-        return f"the on-call of {decider[8:]} ({now.get_username() if now is not None else 'nobody'} now)"
+    if (schedule := on_call_name(decider)) is not None:
+        now = on_call_now(question.project_id, schedule)
+        return f"the on-call of {schedule} ({now.get_username() if now is not None else 'nobody'} now)"
     return decider
 
 

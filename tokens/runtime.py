@@ -18,7 +18,3 @@ token_changes_heard = 0
 request_buckets: dict[int, Any] = {}
 # token id -> how many of its refusals are being held before they are sent (tokens.auth.refuse_slowly).
 held_refusals: dict[int, int] = {}
-
-# The watch re-checking the standing of open sockets' owners (tokens.standing), and the loop it runs on.
-standing_watch: Any = None
-standing_loop: Any = None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -21,10 +20,11 @@ from django.contrib.auth import get_user_model
 from core import runtime
 from core.broadcast import owner_group
 from core.db import database_sync_to_async
-from tokens import runtime as state
 from tokens.models import AgentToken
 
 logger = logging.getLogger(__name__)
+
+TASK = "access-standing"
 
 
 def lapsed(owners: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -63,9 +63,5 @@ async def _watch() -> None:
 
 
 def ensure_watching() -> None:
-    """Starts this worker's watch at its first socket (one per event loop: a test's loop may be new)."""
-    loop = asyncio.get_running_loop()
-    task: Any = state.standing_watch
-    if task is not None and not task.done() and state.standing_loop is loop:
-        return
-    state.standing_watch, state.standing_loop = loop.create_task(_watch(), name="access-standing"), loop
+    """Starts this worker's watch at its first socket (again, if the loop it ran on has gone)."""
+    runtime.keep_running(TASK, _watch)

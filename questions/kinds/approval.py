@@ -139,9 +139,7 @@ class ApprovalForm(AnswerForm):
     def break_glass_offered(self) -> bool:
         """Whether the policy asks for more than one person's say, so deciding alone is break-glass."""
         needs = getattr(self.question, "requirement", None) or {}
-        return bool(needs) and (
-            int(needs.get("quorum") or 1) > 1 or bool(needs.get("deciders")) or not needs.get("self_approval", True)
-        )
+        return bool(needs) and (beyond_one_person(needs) or bool(needs.get("deciders")))
 
     @property
     def input_json(self) -> str:
@@ -245,6 +243,12 @@ class ApprovalForm(AnswerForm):
         return int(settings.HOOKBRIDGE_GRANT_MINUTES)
 
 
+def beyond_one_person(needs: dict[str, Any]) -> bool:
+    """Whether an approval's policy (Question.requirement) gives the decision to more than one person, or to someone
+    other than the author: what no one person's rule, grant or habit may decide for them."""
+    return int(needs.get("quorum") or 1) > 1 or not needs.get("self_approval", True)
+
+
 def grant_refused(question: Asked) -> str:
     """Why a person may not allow this tool use for the rest of its session ("": they may).
 
@@ -255,7 +259,7 @@ def grant_refused(question: Asked) -> str:
     if getattr(question, "session_id", None) is None:
         return "it belongs to no session"
     needs = getattr(question, "requirement", None) or {}
-    if int(needs.get("quorum") or 1) > 1 or not needs.get("self_approval", True):
+    if beyond_one_person(needs):
         return f"{needs.get('policy') or 'its policy'} needs more people than one"
     tool_input = question.payload.get("tool_input")
     command = tool_input.get("command") if isinstance(tool_input, dict) else None

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from approvals import policyfile, suggestions
 from core import commands
-from projects.models import Membership, Project, Role
+from projects.models import Project, admin_addresses
 
 
 class Command(commands.Command):
@@ -88,8 +88,7 @@ class Command(commands.Command):
             raise CommandError("--mail: e-mail is not set up (EMAIL_URL, docs/notify.md)")
         page = settings.HOOKBRIDGE_PUBLIC_URL.rstrip("/") + reverse("admin:approvals_approvalrule_changelist")
         for project, theirs in by_project.items():
-            admins = Membership.objects.filter(project=project, role=Role.ADMIN, user__is_active=True)
-            to = sorted({m.user.email for m in admins.select_related("user") if m.user.email})
+            to = admin_addresses(project.pk)
             if not to:
                 self.stderr.write(f"{project}: no admin has an e-mail address; its suggestions were not sent")
                 continue
