@@ -5,7 +5,8 @@ A sender claims one step at a time with a conditional UPDATE and a short lease (
 it sends: with several workers each step is sent once, and a step whose worker died is taken again as soon as
 its lease lapses, seconds later. A step taken over that may already have gone out (its `sending_since` set)
 is looked for first: a Slack message carries its step as metadata, so the new sender finds it and records it
-instead of posting it twice, and that message gets its update when the question ends. Building a message reads
+instead of posting it twice, and that message gets its update when the question ends; an update carries its step
+too, so one taken over is read before it is sent again (settle_doubt). Building a message reads
 the database (its own thread); sending it waits on a network (a thread of its own). Transient failures come back
 after a growing pause; permanent ones (a bad token, no such channel) are given up at once, with the reason kept.
 """
@@ -71,22 +72,43 @@ def claim_next(channel: str) -> Delivery | None:
     return None
 
 
-def found_already_sent(delivery: Delivery) -> bool:
-    """For a step taken over mid-send: whether its message is out already (recorded as sent if so)."""
-    if delivery.sending_since is None or delivery.channel != "slack" or delivery.purpose != Purpose.NOTIFY:
-        return False
-    channel_id = slack_channel_id(delivery.target)
-    if not channel_id:
-        logger.warning(
-            "Step %s may have been posted by a worker that died; %s is no channel ID and none is known for it, "
-            "so it is posted again (name HOOKBRIDGE_SLACK_CHANNEL by its ID to avoid that)",
-            delivery.pk, delivery.target,
-        )  # fmt: skip
+def settle_doubt(delivery: Delivery) -> bool:
+    """For a Slack step taken over mid-send: look it up first; True when that settled it (nothing is sent now).
+
+    A worker that died after its chat.postMessage (or chat.update) reached Slack left no ts in the row, only
+    `sending_since`. Its message carries its step as metadata, so it is found and recorded as sent (and, for a
+    question that ended meanwhile, given its update), never posted or updated twice. A look-up that fails for a
+    while (Slack unreachable, rate limited) keeps the step in doubt and tries again later: sending blind could
+    post twice, skipping blind could leave a message's buttons live. Only a look-up that cannot ever work (no
+    channel ID known, a missing scope) lets the step go on as if nothing was sent, said in the log.
+    """
+    if delivery.sending_since is None or delivery.channel != "slack":
         return False
     try:
-        posted = slack.find_posted(channel_id, delivery.pk, delivery.sending_since.timestamp() - 1)
+        if delivery.purpose == Purpose.UPDATE:
+            if not slack.shows_update(delivery.slack_channel_id, delivery.slack_ts, delivery.pk):
+                return False
+            finish(delivery, None, 0)
+            return True
+        channel_id = slack_channel_id(delivery.target)
+        posted = (
+            slack.find_posted(channel_id, delivery.pk, delivery.sending_since.timestamp() - 1) if channel_id else None
+        )
     except Failed as failed:
-        logger.warning("Could not look for step %s's message in Slack: %s", delivery.pk, failed.reason)
+        if not failed.permanent:
+            give_up_or_retry(delivery, Failed(f"Looking for the message a worker that died may have sent: "
+                                              f"{failed.reason}", permanent=False), 0, in_doubt=True)  # fmt: skip
+            return True
+        logger.warning(
+            "Step %s may have been sent by a worker that died, and it cannot be looked up (%s); it goes on as if "
+            "it was not (give the bot channels:history and channels:read)", delivery.pk, failed.reason,
+        )  # fmt: skip
+        return False
+    if not channel_id:
+        logger.warning(
+            "Step %s may have been posted by a worker that died; Slack knows no channel %s, so it goes on as if it "
+            "was not (name HOOKBRIDGE_SLACK_CHANNEL by its ID to avoid that)", delivery.pk, delivery.target,
+        )  # fmt: skip
         return False
     if posted is None:
         return False
@@ -95,21 +117,22 @@ def found_already_sent(delivery: Delivery) -> bool:
 
 
 def slack_channel_id(target: str) -> str:
-    """The channel ID Slack's reading methods need: the target itself, or the one an earlier post reported."""
+    """The channel ID Slack's reading methods need: the target itself, the one an earlier post reported, or
+    the one Slack lists under that name ('' when none)."""
     if slack.CHANNEL_ID.match(target):
         return target
-    return (
+    known = (
         Delivery.objects.filter(channel="slack", target=target)
         .exclude(slack_channel_id="")
         .values_list("slack_channel_id", flat=True)
         .first()
-        or ""
     )
+    return known or slack.channel_id_named(target)
 
 
 def prepare(delivery: Delivery) -> Callable[[], Any] | None:
     """What sending this step does, built from the database now; None when it is no longer needed."""
-    if found_already_sent(delivery):
+    if settle_doubt(delivery):
         return None
     question = Question.objects.select_related("session", "answer").get(pk=delivery.question_id)
     if delivery.purpose == Purpose.NOTIFY and not question.is_pending:
@@ -119,7 +142,15 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
     title = f"{question.asker_name} asks: {question.short_title}"
     if delivery.channel == "slack" and delivery.purpose == Purpose.UPDATE:
         shown = slack.ended_blocks(question)
-        return lambda: slack.update(delivery.slack_channel_id, delivery.slack_ts, title, shown)
+        posted_by = (
+            Delivery.objects.filter(question_id=delivery.question_id, purpose=Purpose.NOTIFY, channel="slack")
+            .filter(slack_ts=delivery.slack_ts)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        # The message says it was updated by this step: a taker-over reads that instead of updating it twice.
+        metadata = slack.marker(posted_by or 0, update_id=delivery.pk)
+        return lambda: slack.update(delivery.slack_channel_id, delivery.slack_ts, title, shown, metadata)
     if delivery.channel == "slack":
         shown = slack.blocks(question)
         return lambda: slack.post(delivery.target, title, shown, delivery.pk)
@@ -178,10 +209,12 @@ def finish(delivery: Delivery, sent: Any, took_ms: int) -> None:
         Delivery.after_question_ended(delivery.question_id)
 
 
-def give_up_or_retry(delivery: Delivery, failed: Failed, took_ms: int) -> None:
+def give_up_or_retry(delivery: Delivery, failed: Failed, took_ms: int, *, in_doubt: bool = False) -> None:
+    """A failed attempt: tried again after a growing pause, or given up. `in_doubt`: the step may have been sent
+    (its look-up failed), so the next try looks for it again first."""
     tries = delivery.attempts + 1
     retry_in = None if failed.permanent or tries > len(BACKOFF_SECONDS) else BACKOFF_SECONDS[tries - 1]
-    delivery.record(ok=False, error=failed.reason, took_ms=took_ms, retry_in=retry_in)
+    delivery.record(ok=False, error=failed.reason, took_ms=took_ms, retry_in=retry_in, in_doubt=in_doubt)
     if failed.gone and delivery.push_subscription_id is not None:
         # The push service forgot the browser (it unsubscribed, or its subscription expired): nothing will reach it.
         PushSubscription.objects.filter(pk=delivery.push_subscription_id).delete()

@@ -171,9 +171,11 @@ class Delivery(models.Model):
     @classmethod
     def after_question_ended(cls, question_id: uuid.UUID) -> None:
         """Steps not yet sent are dropped; each Slack message and push notification sent is to say how it ended."""
-        cls.objects.filter(question_id=question_id, purpose=Purpose.NOTIFY, status=Status.DUE).update(
-            status=Status.SKIPPED, last_error="The question ended before this step was due."
-        )
+        # A step in doubt (its sender died, or its look-up failed, mid-send) may be out already: it stays due, to
+        # be looked up and either recorded and updated or skipped then.
+        cls.objects.filter(
+            question_id=question_id, purpose=Purpose.NOTIFY, status=Status.DUE, sending_since__isnull=True
+        ).update(status=Status.SKIPPED, last_error="The question ended before this step was due.")
         posted = cls.objects.filter(
             question_id=question_id, purpose=Purpose.NOTIFY, channel="slack", status=Status.SENT
         ).exclude(slack_ts="")
@@ -237,13 +239,18 @@ class Delivery(models.Model):
         self.sending_since = timezone.now()
         Delivery.objects.filter(pk=self.pk, claim_token=self.claim_token).update(sending_since=self.sending_since)
 
-    def record(self, *, ok: bool, error: str = "", took_ms: int = 0, retry_in: float | None = None) -> None:
-        """An attempt's outcome: sent; due again after `retry_in` seconds; or failed for good."""
+    def record(
+        self, *, ok: bool, error: str = "", took_ms: int = 0, retry_in: float | None = None, in_doubt: bool = False
+    ) -> None:
+        """An attempt's outcome: sent; due again after `retry_in` seconds; or failed for good.
+
+        `in_doubt`: whether the message went out is still not known, so `sending_since` stays for the next try.
+        """
         now = timezone.now()
         DeliveryAttempt.objects.create(delivery=self, at=now, ok=ok, error=error[:2000], took_ms=took_ms)
-        changes: dict[str, object] = {
-            "attempts": self.attempts + 1, "last_error": error[:2000], "lease_until": None, "sending_since": None,
-        }  # fmt: skip
+        changes: dict[str, object] = {"attempts": self.attempts + 1, "last_error": error[:2000], "lease_until": None}
+        if not in_doubt:
+            changes["sending_since"] = None
         if ok:
             changes |= {"status": Status.SENT, "sent_at": now}
         elif retry_in is not None:

@@ -124,8 +124,23 @@ MARKER_EVENT = "hookbridge_step"
 CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{6,}$")
 
 
-def marker(step_id: int) -> dict[str, Any]:
-    return {"event_type": MARKER_EVENT, "event_payload": {"step": str(step_id)}}
+def marker(step_id: int, update_id: int | None = None) -> dict[str, Any]:
+    """The message's metadata: the step that posted it and, once updated, the step that updated it."""
+    payload = {"step": str(step_id)} | ({"update": str(update_id)} if update_id is not None else {})
+    return {"event_type": MARKER_EVENT, "event_payload": payload}
+
+
+def _payload(message: Any) -> dict[str, Any]:
+    found = message.get("metadata") if isinstance(message, dict) else None
+    if not isinstance(found, dict) or found.get("event_type") != MARKER_EVENT:
+        return {}
+    payload = found.get("event_payload")
+    return payload if isinstance(payload, dict) else {}
+
+
+def _messages(response: Any) -> list[Any]:
+    messages = response.get("messages") if hasattr(response, "get") else None
+    return messages if isinstance(messages, list) else []
 
 
 def post(channel: str, text: str, shown: list[dict[str, Any]], step_id: int) -> Posted:
@@ -143,21 +158,41 @@ def find_posted(channel_id: str, step_id: int, since: float) -> Posted | None:
     response = _call(
         "conversations_history", channel=channel_id, oldest=f"{since:.6f}", include_all_metadata=True, limit=200
     )
-    messages = response.get("messages") if hasattr(response, "get") else None
-    for message in messages if isinstance(messages, list) else []:
-        found = message.get("metadata") if isinstance(message, dict) else None
-        if (
-            isinstance(found, dict)
-            and found.get("event_type") == MARKER_EVENT
-            and isinstance(found.get("event_payload"), dict)
-            and found["event_payload"].get("step") == str(step_id)
-        ):
+    for message in _messages(response):
+        if _payload(message).get("step") == str(step_id):
             return Posted(channel_id, str(message.get("ts", "")))
     return None
 
 
-def update(channel_id: str, ts: str, text: str, shown: list[dict[str, Any]]) -> None:
-    _call("chat_update", channel=channel_id, ts=ts, text=text, blocks=shown)
+def shows_update(channel_id: str, ts: str, update_id: int) -> bool:
+    """Whether the message at `ts` already carries update step `update_id` (its sender died after chat.update)."""
+    response = _call(
+        "conversations_history", channel=channel_id, latest=ts, oldest=ts, inclusive=True, limit=1,
+        include_all_metadata=True,
+    )  # fmt: skip
+    return any(_payload(message).get("update") == str(update_id) for message in _messages(response))
+
+
+def channel_id_named(name: str) -> str:
+    """The ID of the channel called `name` (with or without its #), '' when the bot sees none (channels:read)."""
+    wanted, cursor = name.strip().lstrip("#"), ""
+    while True:
+        response = _call(
+            "conversations_list", types="public_channel,private_channel", exclude_archived=True, limit=200,
+            **({"cursor": cursor} if cursor else {}),
+        )  # fmt: skip
+        channels = response.get("channels") if hasattr(response, "get") else None
+        for channel in channels if isinstance(channels, list) else []:
+            if isinstance(channel, dict) and channel.get("name") == wanted and isinstance(channel.get("id"), str):
+                return str(channel["id"])
+        following = response.get("response_metadata") if hasattr(response, "get") else None
+        cursor = following.get("next_cursor", "") if isinstance(following, dict) else ""
+        if not cursor:
+            return ""
+
+
+def update(channel_id: str, ts: str, text: str, shown: list[dict[str, Any]], metadata: dict[str, Any]) -> None:
+    _call("chat_update", channel=channel_id, ts=ts, text=text, blocks=shown, metadata=metadata)
 
 
 def tell(channel_id: str, user: str, text: str) -> None:

@@ -48,13 +48,17 @@ def serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
 @dataclass
 class FakeSlack:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    called_at: list[tuple[str, float]] = field(default_factory=list)  # each call's method and time.monotonic()
     posted: list[dict[str, Any]] = field(default_factory=list)  # what chat.postMessage answered: channel, ts
     errors: dict[str, str] = field(default_factory=dict)  # method -> Slack's error word
     emails: dict[str, str] = field(default_factory=dict)  # Slack user id -> e-mail (users.info)
     replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # method -> the whole answer, as given
     # Seconds each answer takes to come back, after the call is recorded (a slow Slack; a post that is made
-    # even if its caller dies before the answer arrives, as Slack's are).
+    # even if its caller dies before the answer arrives, as Slack's are). `slow`: only these methods (empty: all).
     delay: float = 0.0
+    slow: tuple[str, ...] = ()
+    # The workspace's channels the bot is in, by name (conversations.list); each one's ID is what a post to it says.
+    channels: tuple[str, ...] = ("agents",)
     messages: list[dict[str, Any]] = field(default_factory=list)  # what was posted: channel, ts, metadata
     in_flight: int = 0  # calls recorded whose answer has not gone back yet
     _counting: threading.Lock = field(default_factory=threading.Lock)
@@ -64,6 +68,10 @@ class FakeSlack:
 
     def calls_of(self, method: str) -> list[dict[str, Any]]:
         return [arguments for name, arguments in self.calls if name == method]
+
+    def times_of(self, method: str) -> list[float]:
+        """When each call of `method` came (time.monotonic())."""
+        return [at for name, at in self.called_at if name == method]
 
     def wait_for(self, method: str, count: int = 1, timeout: float = 10) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
@@ -76,6 +84,7 @@ class FakeSlack:
 
     def answer(self, method: str, arguments: dict[str, Any]) -> dict[str, Any]:
         self.calls.append((method, arguments))
+        self.called_at.append((method, time.monotonic()))
         if method in self.errors:
             return {"ok": False, "error": self.errors[method]}
         if method in self.replies:
@@ -83,27 +92,48 @@ class FakeSlack:
         if method == "chat.postMessage":
             # Slack's ts is the message's Unix time, to the microsecond, unique in its channel.
             self._ts = max(time.time(), self._ts + 0.000001)
-            named = str(arguments.get("channel", ""))
-            # A channel named by its ID is that channel; a name gets an ID of its own, as Slack answers.
-            channel = named if named[:1] == "C" and named.isupper() else "C0FAKE" + named.strip("#")[:4].upper()
+            channel = self.channel_id(str(arguments.get("channel", "")))
             self.posted.append({"channel": channel, "ts": f"{self._ts:.6f}"})
             metadata = arguments.get("metadata")
             metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
             self.messages.append({**self.posted[-1], "metadata": metadata})
             return {"ok": True, **self.posted[-1]}
+        if method == "chat.update":
+            # Slack replaces a message's metadata when the update gives one.
+            found = [
+                m for m in self.messages if (m["channel"], m["ts"]) == (arguments.get("channel"), arguments.get("ts"))
+            ]
+            if not found:
+                return {"ok": False, "error": "message_not_found"}
+            metadata = arguments.get("metadata")
+            if metadata:
+                found[0]["metadata"] = json.loads(metadata) if isinstance(metadata, str) else metadata
+            return {"ok": True, "channel": found[0]["channel"], "ts": found[0]["ts"]}
         if method == "conversations.history":
-            # Newest first, as Slack lists them; metadata only when asked for.
+            # Newest first, as Slack lists them, between oldest and latest (each inclusive only when asked);
+            # metadata only when asked for.
             oldest = float(arguments.get("oldest") or 0)
+            latest = float(arguments.get("latest") or "inf")
+            inclusive = str(arguments.get("inclusive", "")).lower() in ("1", "true")
             found = [
                 {"ts": m["ts"], **({"metadata": m["metadata"]} if arguments.get("include_all_metadata") else {})}
                 for m in reversed(self.messages)
-                if m["channel"] == arguments.get("channel") and float(m["ts"]) >= oldest
+                if m["channel"] == arguments.get("channel")
+                and (oldest <= float(m["ts"]) <= latest if inclusive else oldest <= float(m["ts"]) < latest)
             ]
-            return {"ok": True, "messages": found}
+            return {"ok": True, "messages": found[: int(arguments.get("limit") or 100)]}
+        if method == "conversations.list":
+            listed = [{"id": self.channel_id(name), "name": name} for name in self.channels]
+            return {"ok": True, "channels": listed, "response_metadata": {"next_cursor": ""}}
         if method == "users.info":
             user = str(arguments.get("user", ""))
             return {"ok": True, "user": {"id": user, "profile": {"email": self.emails.get(user, "")}}}
         return {"ok": True}
+
+    @staticmethod
+    def channel_id(named: str) -> str:
+        """A channel named by its ID is that channel; a name has an ID of its own, as Slack answers."""
+        return named if named[:1] == "C" and named.isupper() else "C0FAKE" + named.strip("#")[:4].upper()
 
     def start(self) -> FakeSlack:
         fake = self
@@ -120,9 +150,11 @@ class FakeSlack:
                             arguments[key] = json.loads(arguments[key])
                 with fake._counting:
                     fake.in_flight += 1
+                method = self.path.strip("/").split("/")[-1]
                 try:
-                    reply = json.dumps(fake.answer(self.path.strip("/").split("/")[-1], arguments)).encode()
-                    time.sleep(fake.delay)
+                    reply = json.dumps(fake.answer(method, arguments)).encode()
+                    if not fake.slow or method in fake.slow:
+                        time.sleep(fake.delay)
                 finally:
                     with fake._counting:
                         fake.in_flight -= 1

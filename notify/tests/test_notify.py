@@ -519,6 +519,105 @@ def test_a_step_taken_over_whose_post_never_left_is_posted_once(slack: FakeSlack
     assert len(slack.calls_of("chat.postMessage")) == 1
 
 
+def died_posting(question: Question, channel: str = "#agents") -> Delivery:
+    """`question`'s Slack step, claimed by a worker that posted it (Slack has the message) and died before it
+    heard back: its lease lapsed, its row knows no ts."""
+    step = Delivery.objects.get(question=question, channel="slack", purpose=Purpose.NOTIFY)
+    assert step.claim()
+    step.mark_sending()
+    slack_api.post(channel, "agent-a asks: Which colour?", [], step.pk)
+    lapse(step)
+    return step
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_post_to_a_channel_named_by_name_is_found_through_the_channel_list_not_posted_again(
+    slack: FakeSlack,
+) -> None:
+    """Issue 54, hole 10: the first post of a channel named by name left no ID to look it up with."""
+    step = died_posting(ask())
+    assert dispatch() == 1
+    assert slack.calls_of("conversations.list"), "the name was looked up"
+    assert len(slack.calls_of("chat.postMessage")) == 1, "not posted twice"
+    assert Delivery.objects.get(pk=step.pk).slack_ts == slack.posted[0]["ts"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_question_answered_while_its_post_was_in_doubt_gets_its_message_updated_once(slack: FakeSlack) -> None:
+    """Issue 54, hole 10: answered before the dead worker's lease lapsed, the step was skipped unread and the
+    message's buttons stayed live."""
+    question = ask()
+    step = died_posting(question)
+    question.record_answer(option="green", by_name="bob")
+    dispatch()
+    dispatch()
+    found = Delivery.objects.get(pk=step.pk)
+    assert (found.status, found.slack_ts) == (Status.SENT, slack.posted[0]["ts"])
+    assert len(slack.calls_of("chat.postMessage")) == 1
+    (updated,) = slack.calls_of("chat.update")
+    assert updated["ts"] == slack.posted[0]["ts"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_in_doubt_whose_look_up_fails_is_neither_posted_nor_skipped_but_looked_up_again(
+    slack: FakeSlack,
+) -> None:
+    question = ask()
+    step = died_posting(question)
+    slack.errors["conversations.list"] = "ratelimited"
+    assert dispatch() == 1
+    waiting = Delivery.objects.get(pk=step.pk)
+    assert (waiting.status, waiting.attempts) == (Status.DUE, 1)
+    assert waiting.sending_since is not None, "still in doubt"
+    assert "Looking for the message a worker that died may have sent: Slack said ratelimited" in waiting.last_error
+    assert len(slack.calls_of("chat.postMessage")) == 1, "not posted blind"
+
+    question.record_answer(option="green", by_name="bob")
+    del slack.errors["conversations.list"]
+    Delivery.objects.filter(pk=step.pk).update(due_at=timezone.now())
+    dispatch()
+    dispatch()
+    assert Delivery.objects.get(pk=step.pk).status == Status.SENT, "found, not skipped"
+    assert len(slack.calls_of("chat.update")) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_update_a_dead_worker_made_is_read_back_not_made_twice(slack: FakeSlack) -> None:
+    """Issue 54, hole 10: a message got two updates around a worker's SIGTERM."""
+    question = ask()
+    dispatch()
+    question.record_answer(option="green", by_name="bob")
+    update = Delivery.objects.get(question=question, purpose=Purpose.UPDATE)
+    assert update.claim()
+    step = dispatcher.prepared(update)  # built and marked as leaving
+    assert step is not None
+    step()  # Slack updated the message; the worker died before it heard back
+    lapse(update)
+    assert dispatch() == 1
+    assert len(slack.calls_of("chat.update")) == 1, "not updated twice"
+    history = slack.calls_of("conversations.history")[-1]
+    assert history["latest"] == history["oldest"] == update.slack_ts
+    assert Delivery.objects.get(pk=update.pk).status == Status.SENT
+    assert slack.messages[0]["metadata"]["event_payload"] == {
+        "step": str(Delivery.objects.get(question=question, purpose=Purpose.NOTIFY, channel="slack").pk),
+        "update": str(update.pk),
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_update_whose_worker_died_before_it_left_is_made_once(slack: FakeSlack) -> None:
+    question = ask()
+    dispatch()
+    question.record_answer(option="green", by_name="bob")
+    update = Delivery.objects.get(question=question, purpose=Purpose.UPDATE)
+    assert update.claim()
+    update.mark_sending()  # about to update, and died before the request left
+    lapse(update)
+    assert dispatch() == 1
+    assert len(slack.calls_of("conversations.history")) == 1, "looked first"
+    assert len(slack.calls_of("chat.update")) == 1
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_slow_slack_holds_up_no_email(slack: FakeSlack, sink: MailSink, settings: Any) -> None:
     """Issue 37, hole 7: each channel has its own sender."""
