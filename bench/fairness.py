@@ -1,6 +1,7 @@
-"""One token's flood against another token's answers (issue 37, point 5), side by side with the floor:
+"""One token's flood against another token's answers (issues 37 and 54), every request kind, beside the floor:
 
     python -m bench.fairness                      # 3 interleaved rounds, 40 answers timed per phase
+    python -m bench.fairness --kinds asks,events  # some of the request kinds
     python -m bench.fairness --quick --name fairness-smoke
 
 For each system (the floor: the same SDK's least server; Hook Bridge embedded with every per-token limit
@@ -9,13 +10,19 @@ so that the timed agent's own asks fit), one after the other in each round:
 
 1. Quiet: agent B asks, the person answers through the JSON API, and the time from the answer's POST
    until B's call returns is taken, `--sample` times.
-2. Flood: agent A (another token) runs `--flooders` loops as fast as the server lets it, half of them
-   re-asking one question and hanging up at its response headers (a host that times out and asks again),
-   half asking a new question each time; meanwhile B's answers are timed again, `--sample` times.
+2. For each request kind, a flood: agent A (another token) runs `--flooders` loops of that kind as fast as
+   the server lets it, never waiting as a 429's Retry-After says; meanwhile B's answers are timed again,
+   `--sample` times. The kinds (`--kinds`):
+   - asks: half the loops re-ask one question and hang up at its response headers (a host that times out
+     and asks again), half ask a new question each time;
+   - events: `submit_lifecycle_event` (a lifecycle event, one write and the dashboards told);
+   - status: `get_phase_status` (a status read: the token's pending questions and last event);
+   - hooks: `POST /hooks/claude` with a PostToolUse body (a host's hook event, recorded in its session);
+   - api: `GET /api/questions?status=pending` (the JSON API's read of the token's questions).
 
-Reported per system: B's answer -> agent p50 and p99, quiet and under the flood, and how many of A's
-requests were served and refused (429 or an error naming a limit). The target: B's p99 under the flood
-stays under 100 ms on this machine. Writes bench/results/<name>.json and <name>.md.
+Reported per system and kind: B's answer -> agent p50 and p99, quiet and under the flood, and how many of
+A's requests were served and refused (429 or an error naming a limit). The target: B's p99 under every
+flood stays under 100 ms on this machine. Writes bench/results/<name>.json and <name>.md.
 """
 
 from __future__ import annotations
@@ -57,19 +64,37 @@ LIMITED = {
 }  # fmt: skip
 
 
-def ask_body(text: str, n: int) -> bytes:
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": n,
-            "method": "tools/call",
-            "params": {"name": "ask_question", "arguments": {"question": text}},
-        }
-    ).encode()
+KINDS = ("asks", "events", "status", "hooks", "api")
 
 
-async def flood(target: Target, token: str, loops: int, stop: asyncio.Event, tally: Counter[str]) -> None:
-    """`loops` loops of agent A's requests until `stop`: re-asks of one question, and new questions."""
+def tool_body(name: str, arguments: dict[str, Any], n: int) -> bytes:
+    call = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return json.dumps(call).encode()
+
+
+def flood_request(kind: str, index: int, n: int) -> tuple[str, str, dict[str, str], bytes | None]:
+    """Agent A's `n`th request of loop `index` of `kind`: method, path, its extra query, its body."""
+    if kind == "asks":
+        text = f"flood re-ask {index}: again?" if index % 2 else f"flood new {index}-{n}: which?"
+        return "POST", "/mcp", {}, tool_body("ask_question", {"question": text}, n)
+    if kind == "events":
+        event = {"event_type": "task-started", "phase_name": f"flood {index}"}
+        return "POST", "/mcp", {}, tool_body("submit_lifecycle_event", event, n)
+    if kind == "status":
+        return "POST", "/mcp", {}, tool_body("get_phase_status", {}, n)
+    if kind == "hooks":
+        said = {
+            "hook_event_name": "PostToolUse", "session_id": f"flood-{index}", "cwd": "/tmp/flood",
+            "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a\nb"},
+        }  # fmt: skip
+        return "POST", "/hooks/claude", {}, json.dumps(said).encode()
+    if kind == "api":
+        return "GET", "/api/questions", {"status": "pending", "limit": "50"}, None
+    raise ValueError(f"--kinds: no request kind {kind!r} (the kinds: {', '.join(KINDS)})")
+
+
+async def flood(target: Target, token: str, kind: str, loops: int, stop: asyncio.Event, tally: Counter[str]) -> None:
+    """`loops` loops of agent A's requests of `kind` until `stop`."""
     headers = {**HEADERS, **({"Authorization": f"Bearer {token}"} if token else {})}
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30), limits=limits) as http:
@@ -78,11 +103,14 @@ async def flood(target: Target, token: str, loops: int, stop: asyncio.Event, tal
             n = 0
             while not stop.is_set():
                 n += 1
-                text = f"flood re-ask {index}: again?" if index % 2 else f"flood new {index}-{n}: which?"
+                method, path, params, body = flood_request(kind, index, n)
                 try:
-                    async with http.stream("POST", f"{target.url}/mcp", content=ask_body(text, n)) as response:
+                    sent = http.stream(method, f"{target.url}{path}", params=params, content=body)
+                    async with sent as response:
                         if response.status_code == 200:
                             tally["served"] += 1
+                            if kind != "asks":  # an ask is left at its headers; the rest are read whole
+                                await response.aread()
                         else:
                             tally[f"refused {response.status_code}"] += 1
                             await response.aread()
@@ -93,35 +121,46 @@ async def flood(target: Target, token: str, loops: int, stop: asyncio.Event, tal
         await asyncio.gather(*(loop(index) for index in range(loops)))
 
 
+def _ms(samples: list[float], q: float) -> float:
+    return round(quantile(samples, q) * 1000, 2)
+
+
 async def one_round(target: Target, args: argparse.Namespace, number: int) -> dict[str, Any]:
+    """One round on `target`: B's answers quiet, then under each kind's flood. {kind or "quiet": figures}."""
     tag = f"r{number}-{target.name}"
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
     headers = {**HEADERS, **target.asker}
+    row: dict[str, Any] = {}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=None), limits=limits) as http:
         # B looks for its question ten times a second, as a host polls: its own requests stay within its allowance.
         await unrelated_answer(target, http, 2, f"{tag} warm", find_as_asker=True, poll=0.1)
         quiet = await unrelated_answer(target, http, args.sample, f"{tag} quiet", find_as_asker=True, poll=0.1)
-        stop, tally = asyncio.Event(), Counter[str]()
-        flooding = asyncio.create_task(flood(target, target.tokens[0], args.flooders, stop, tally))
-        started = time.perf_counter()
-        try:
-            await asyncio.sleep(args.warmup)
-            loud = await unrelated_answer(target, http, args.sample, f"{tag} flood", find_as_asker=True, poll=0.1)
-        finally:
-            stop.set()
-            await asyncio.wait_for(flooding, 60)
-        seconds = time.perf_counter() - started
-    if target.forget is not None:
-        await target.forget("flood ")
-    return {
-        "quiet_p50_ms": round(quantile(quiet, 0.5) * 1000, 2),
-        "quiet_p99_ms": round(quantile(quiet, 0.99) * 1000, 2),
-        "flood_p50_ms": round(quantile(loud, 0.5) * 1000, 2),
-        "flood_p99_ms": round(quantile(loud, 0.99) * 1000, 2),
-        "flood_served_per_s": round(tally["served"] / seconds, 1),
-        "flood_refused_per_s": round(sum(v for k, v in tally.items() if k.startswith("refused")) / seconds, 1),
-        "flood_failed": tally["failed"],
-    }
+        row["quiet"] = {"p50_ms": _ms(quiet, 0.5), "p99_ms": _ms(quiet, 0.99)}
+        for kind in args.kinds:
+            stop, tally = asyncio.Event(), Counter[str]()
+            flooding = asyncio.create_task(flood(target, target.tokens[0], kind, args.flooders, stop, tally))
+            started = time.perf_counter()
+            try:
+                await asyncio.sleep(args.warmup)
+                loud = await unrelated_answer(
+                    target, http, args.sample, f"{tag} {kind} flood", find_as_asker=True, poll=0.1
+                )
+            finally:
+                stop.set()
+                await asyncio.wait_for(flooding, 60)
+            seconds = time.perf_counter() - started
+            row[kind] = {
+                "p50_ms": _ms(loud, 0.5),
+                "p99_ms": _ms(loud, 0.99),
+                "served_per_s": round(tally["served"] / seconds, 1),
+                "refused_per_s": round(sum(v for k, v in tally.items() if k.startswith("refused")) / seconds, 1),
+                "failed": tally["failed"],
+            }
+            if target.forget is not None:
+                await target.forget("flood ")
+            # What one kind's flood left queued on the worker is not the next kind's to pay for.
+            await asyncio.sleep(args.settle)
+    return row
 
 
 @asynccontextmanager
@@ -130,19 +169,21 @@ async def hookbridge(name: str, env: dict[str, str]) -> AsyncIterator[Target]:
         yield _hookbridge_target(setup, name, 1)
 
 
-def summarise(targets: list[Target]) -> list[dict[str, Any]]:
+def summarise(targets: list[Target], kinds: list[str]) -> list[dict[str, Any]]:
+    """One row per system and phase (quiet, then each kind's flood): medians over the rounds, each round's p99."""
     floor = next((t for t in targets if t.name == "floor"), None)
     rows = []
     for target in targets:
-        row: dict[str, Any] = {"system": target.name, "rounds": len(target.rounds)}
-        for key in target.rounds[0]:
-            row[key] = round(statistics.median(r[key] for r in target.rounds), 2)
-        row["flood_p99_each_round"] = [r["flood_p99_ms"] for r in target.rounds]
-        if floor is not None and target is not floor:
-            row["flood_p99_vs_floor"] = ratio(row["flood_p99_ms"], statistics.median(
-                r["flood_p99_ms"] for r in floor.rounds))  # fmt: skip
-        row["meets_target"] = all(r["flood_p99_ms"] < TARGET_P99_MS for r in target.rounds)
-        rows.append(row)
+        for phase in ["quiet", *kinds]:
+            figures = [r[phase] for r in target.rounds]
+            row: dict[str, Any] = {"system": target.name, "flood": "none" if phase == "quiet" else phase}
+            for key in figures[0]:
+                row[key] = round(statistics.median(f[key] for f in figures), 2)
+            row["p99_each_round"] = [f["p99_ms"] for f in figures]
+            if floor is not None and target is not floor:
+                row["p99_vs_floor"] = ratio(row["p99_ms"], statistics.median(r[phase]["p99_ms"] for r in floor.rounds))
+            row["meets_target"] = all(f["p99_ms"] < TARGET_P99_MS for f in figures)
+            rows.append(row)
     return rows
 
 
@@ -178,10 +219,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 row = await one_round(target, args, number)
                 target.rounds.append(row)
                 print(f"round {number + 1}, {target.name}: {json.dumps(row)}", flush=True)
-        rows = summarise(targets)
+        rows = summarise(targets, args.kinds)
     plan = (
         f"{args.rounds} round(s), systems interleaved; {args.sample} answers timed quiet and {args.sample} under "
-        f"a flood of {args.flooders} loops (half re-asking one question, half asking new ones), after {args.warmup} s"
+        f"each flood of {args.flooders} loops ({', '.join(args.kinds)}), after {args.warmup} s of it"
         + ("; the worker under test on a core of its own, the flood and the timing on the other" if args.pin else "")
     )
     return {
@@ -201,6 +242,8 @@ def main() -> None:
     parser.add_argument("--flooders", type=int, default=40)
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of flood before B's answers are timed")
     parser.add_argument("--systems", default="floor,unlimited,embedded")
+    parser.add_argument("--kinds", default=",".join(KINDS), help=f"the floods, in turn (of {', '.join(KINDS)})")
+    parser.add_argument("--settle", type=float, default=1.0, help="seconds between one kind's flood and the next")
     parser.add_argument("--quick", action="store_true", help="a few of everything: the harness still works")
     parser.add_argument(
         "--pin",
@@ -210,8 +253,11 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    args.kinds = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
+    if unknown := sorted(set(args.kinds) - set(KINDS)):
+        parser.error(f"--kinds: no request kind {', '.join(unknown)} (the kinds: {', '.join(KINDS)})")
     if args.quick:
-        args.rounds, args.sample, args.flooders, args.warmup = 1, 3, 4, 0.5
+        args.rounds, args.sample, args.flooders, args.warmup, args.settle = 1, 3, 4, 0.5, 0.2
     with contextlib.suppress(KeyboardInterrupt):
         result = asyncio.run(main_async(args))
         for path in write(args.name, result, markdown(result), out=args.out):

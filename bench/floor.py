@@ -9,6 +9,8 @@ A stateless Streamable HTTP server (uvicorn + Starlette, as the SDK builds it) w
 - `GET /api/questions`: the pending questions, for the person to find;
 - `submit_lifecycle_event(event_type, phase_name)`: writes one row and returns (the floor for a
   lifecycle event: the same SDK round trip and one SQLite write);
+- `get_phase_status()`: counts the pending questions and reads the last event (a status read);
+- `POST /hooks/claude`: writes the hook event's name as one row and answers `{}` (a host's hook event);
 - `noop()`: returns at once.
 
 No authentication, no history, no dashboards: what is left is the SDK, the HTTP server and
@@ -58,8 +60,19 @@ def build(database: str) -> Any:
         return {"status": "ok"}
 
     @server.tool()
+    async def get_phase_status() -> dict[str, Any]:
+        last = db.execute("SELECT event_type, phase_name FROM event ORDER BY id DESC LIMIT 1").fetchone()
+        return {"pendingQuestions": len(pending), "lastLifecycleEvent": last}
+
+    @server.tool()
     async def noop() -> str:
         return "ok"
+
+    async def hook(request: Request) -> JSONResponse:
+        body = await request.json()
+        event = body.get("hook_event_name") if isinstance(body, dict) else None
+        db.execute("INSERT INTO event (event_type, phase_name) VALUES (?, ?)", (str(event), "hook"))
+        return JSONResponse({})
 
     async def answer(request: Request) -> JSONResponse:
         body = await request.json()
@@ -76,7 +89,13 @@ def build(database: str) -> Any:
         return JSONResponse({"questions": listed})
 
     app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True)
-    app.router.routes.extend([Route("/api/mcp-answer", answer, methods=["POST"]), Route("/api/questions", questions)])
+    app.router.routes.extend(
+        [
+            Route("/api/mcp-answer", answer, methods=["POST"]),
+            Route("/api/questions", questions),
+            Route("/hooks/claude", hook, methods=["POST"]),
+        ]
+    )
     return app
 
 

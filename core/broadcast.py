@@ -65,9 +65,10 @@ def access_changed_for(kind: str, pk: int) -> None:
 # One group and message to send; what a send_latest builder returns.
 Push = tuple[str, dict[str, Any]]
 
-# At most one push per key in this interval, per process: 20 a second is more than
-# a person can read, and few enough for every dashboard's consumer to keep up.
-LATEST_INTERVAL = 0.05
+# At most one push per key in this interval, per process: 4 a second is as much as a person reads. At 20 a
+# second, one token's flood of hook or lifecycle events had the worker render the status bar (twice: its rows
+# and its marks) about as long as it spent on the events themselves (py-spy, bench/fairness.py, issue 54).
+LATEST_INTERVAL = 0.25
 
 
 def bind_server_loop(*, serves_web: bool = True) -> None:

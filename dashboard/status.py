@@ -28,7 +28,7 @@ def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
     hosts = AgentSession.hosts_at_work(projects=seen.project_ids)
     by_session: dict[uuid.UUID, str] = {}
     by_agent: dict[tuple[int | None, str], str] = {}
-    # Only the questions of the agents on the bar (it is drawn up to 20 times a second while agents report,
+    # Only the questions of the agents on the bar (it is drawn up to 4 times a second while agents report,
     # with thousands of calls waiting on a busy server); oldest first, so each mark points at the longest wait.
     sessions = [event.session_id for event in events if event.session_id] + [session.pk for session in hosts]
     askers = [event.asker_id for event in events if not event.session_id]

@@ -137,19 +137,26 @@ def test_the_comparison_interleaves_every_system_and_reports_ratios_to_the_floor
     assert all(row["result"] in ("met", "missed") for row in figures["targets"] if row["figure"] != "not measured")
 
 
-def test_the_fairness_bench_times_one_tokens_answers_under_anothers_flood_beside_the_floor(tmp_path: Path) -> None:
+def test_the_fairness_bench_times_one_tokens_answers_under_every_kind_of_anothers_flood_beside_the_floor(
+    tmp_path: Path,
+) -> None:
     done = run("-m", "bench.fairness", "--quick", "--name", "fairness", "--out", str(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = {row["system"]: row for row in json.loads((tmp_path / "fairness.json").read_text())["systems"]}
-    assert set(rows) == {"floor", "unlimited", "embedded"}
-    for row in rows.values():
-        assert 0 < row["quiet_p50_ms"] <= row["quiet_p99_ms"]
-        assert row["flood_p99_ms"] > 0
-        assert row["flood_failed"] == 0
-    assert rows["embedded"]["flood_refused_per_s"] > 0, "the flooding token is turned away as it ships"
-    assert rows["unlimited"]["flood_refused_per_s"] == 0
-    assert "flood_p99_vs_floor" in rows["embedded"]
-    assert "| embedded |" in (tmp_path / "fairness.md").read_text()
+    rows = {
+        (row["system"], row["flood"]): row for row in json.loads((tmp_path / "fairness.json").read_text())["systems"]
+    }
+    kinds = ["none", "asks", "events", "status", "hooks", "api"]
+    assert set(rows) == {(system, kind) for system in ("floor", "unlimited", "embedded") for kind in kinds}
+    for (system, kind), row in rows.items():
+        assert 0 < row["p50_ms"] <= row["p99_ms"], (system, kind)
+        if kind != "none":
+            assert row["failed"] == 0, (system, kind)
+            assert row["served_per_s"] > 0, f"{system}'s {kind} flood reached the server"
+    for kind in kinds[1:]:
+        assert rows["embedded", kind]["refused_per_s"] > 0, f"the flooding token's {kind} are turned away as it ships"
+        assert rows["unlimited", kind]["refused_per_s"] == 0
+        assert "p99_vs_floor" in rows["embedded", kind]
+    assert "| embedded | hooks |" in (tmp_path / "fairness.md").read_text()
 
 
 def test_the_stdio_start_bench_times_the_first_answer_beside_the_sdks_own_server(tmp_path: Path) -> None:
