@@ -44,7 +44,7 @@ from core.errors import Refused
 from core.limits import OverLimit
 from lifecycle.models import AgentSession, SessionTaken
 from projects.models import Project
-from questions.asking import Caller, WaitPolicy, ask_and_wait
+from questions.asking import SERVER_RESTARTED, Caller, WaitPolicy, ask_and_wait
 from questions.decisions import Decision
 from questions.models import Question, RateLimited, Status
 from tokens import cache as token_cache
@@ -232,7 +232,7 @@ async def _approval(
 
         def mark() -> None:
             question = Question.objects.get(pk=question_id)
-            if question.host_stopped_waiting(why):
+            if question.host_stopped_waiting(why, server_restarted=why == SERVER_RESTARTED):
                 service.approval_decided(session, question)
 
         await database_sync_to_async(mark)()

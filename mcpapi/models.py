@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from questions.models import Question, Status
+from questions.models import STOPPED_ASKING_AFTER, Question, Status
 from tokens.models import AgentToken
 
 
@@ -75,21 +75,29 @@ class AskTask(models.Model):
         found = found.filter(pk=task_id, token_id=token_id)
         return found.first()
 
-    def ttl_ms(self) -> int | None:
-        """How long the task is kept from its creation: past the question's deadline by the re-attach window.
+    def ttl_ms(self) -> int:
+        """How long the task is kept from its creation: always a number (issue 55: a null ttlMs let a task live on
+        after its client was gone).
 
-        A question without a deadline is kept until a person answers it: no limit.
+        A question with a deadline: past it by the re-attach window. One without: while the agent keeps polling,
+        past its last poll by STOPPED_ASKING_AFTER and the re-attach window (when an unpolled question leaves the
+        queue); once it has ended, past its end by the re-attach window (time to read the outcome).
         """
-        deadline: datetime | None = self.question.deadline
-        if deadline is None:
-            return None
-        kept = deadline + timedelta(seconds=settings.HOOKBRIDGE_REATTACH_WINDOW) - self.created_at
+        question = self.question
+        window = timedelta(seconds=settings.HOOKBRIDGE_REATTACH_WINDOW)
+        deadline: datetime | None = question.deadline
+        if deadline is not None:
+            ends = deadline
+        elif question.resolved_at is not None:
+            ends = question.resolved_at
+        else:
+            ends = max(question.agent_polled_at or self.created_at, self.created_at) + STOPPED_ASKING_AFTER
+        kept = ends + window - self.created_at
         return max(0, int(kept.total_seconds() * 1000))
 
-    def kept_until(self) -> datetime | None:
-        """When the task's time to live ends (tasks/get refuses it after), or None: kept until answered."""
-        ttl = self.ttl_ms()
-        return None if ttl is None else self.created_at + timedelta(milliseconds=ttl)
+    def kept_until(self) -> datetime:
+        """When the task's time to live ends: tasks/get refuses it after."""
+        return self.created_at + timedelta(milliseconds=self.ttl_ms())
 
     def cancel(self) -> bool:
         """The agent withdrew the question: it leaves every dashboard. False when it was already resolved."""

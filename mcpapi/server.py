@@ -144,7 +144,7 @@ def build_server(sets: Iterable[str]) -> MCPServer:
     name = toolsets.server_name(sets)
     server: MCPServer = HookBridgeServer(
         name,
-        instructions=toolsets.instructions(sets),
+        instructions=toolsets.instructions(sets, settings.HOOKBRIDGE_TASKS),
         version=VERSION,
         token_verifier=TokenVerifier(),
         auth=AuthSettings(issuer_url=AnyHttpUrl(settings.HOOKBRIDGE_PUBLIC_URL), resource_server_url=None),

@@ -203,8 +203,10 @@ def readable(task_id: str, owner: int | None) -> tuple[dict[str, Any], AskTask]:
     task = AskTask.owned(task_id, owner)
     if task is None:
         raise _unknown(task_id)
+    # The agent still asks after it: noted, so a pending question's task lives on and its card says nobody left.
+    task.question.agent_polled()
     kept_until = task.kept_until()
-    if kept_until is not None and kept_until <= timezone.now():
+    if kept_until <= timezone.now():
         # Only the owner reaches this (owned() filtered by token), so saying that it existed tells nobody else.
         raise MCPError(
             INVALID_PARAMS, f"taskId: task {task_id!r} has expired: it was kept until {_iso(kept_until)} (its ttlMs)"

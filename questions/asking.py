@@ -51,6 +51,8 @@ from questions import runtime as waiting
 from questions.models import Question, RateLimited, Status
 from questions.wakeups import question_group, take_answer
 
+# Why a call ended when the server itself stopped it: what a question's record says then.
+SERVER_RESTARTED = "the server restarted"
 logger = logging.getLogger(__name__)
 
 ProgressReporter = Callable[[float, str], Awaitable[None]]
@@ -423,7 +425,7 @@ class Wait:
             logger.info("Server stopping while question %s waits; it stays for the re-ask", self.question_id)
             if self.caller.left is not None or self.question_id not in waiting.marked_on_shutdown:
                 # else marked with the others, in one UPDATE
-                await _caller_left(self.caller, self.question_id, "the server restarted")
+                await _caller_left(self.caller, self.question_id, SERVER_RESTARTED)
             return
         transport = self.caller.transport_cancel
         if (reason := transport() if transport is not None else None) is not None:
@@ -495,7 +497,7 @@ async def mark_left_on_the_way_down(waited_on: list[uuid.UUID]) -> None:
         waiting.marked_on_shutdown.update(written)
         waited_on = [*waited_on, *written]
     if waited_on:
-        marked = await database_sync_to_async(Question.agents_stopped_waiting)(waited_on, "the server restarted")
+        marked = await database_sync_to_async(Question.agents_stopped_waiting)(waited_on, SERVER_RESTARTED)
         logger.info("Marked %d questions as left for the re-ask: the server is stopping", marked)
 
 
@@ -673,7 +675,7 @@ async def _left_behind(writing: asyncio.Future[tuple[Question, bool]], caller: C
             return  # nothing was written
         finally:
             waiting.asks_in_flight.discard(writing)
-        why = "the server restarted" if waiting.shutting_down.is_set() else caller.closed
+        why = SERVER_RESTARTED if waiting.shutting_down.is_set() else caller.closed
         if caller.left is not None:
             await caller.left(written.pk, why)
         else:

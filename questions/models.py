@@ -106,6 +106,15 @@ ANSWERABLE = models.Q(status=Status.PENDING)
 WITH_DEADLINE = models.Q(timeout_seconds__isnull=False) | models.Q(kind=Kind.APPROVAL)
 
 
+# A question asked in the background whose agent has not polled for this long is shown as "the agent stopped
+# asking" (its re-attach window starts). Clients poll every few seconds (pollIntervalMs 2 s; Claude Code every
+# second), so a minute without one is a client that is gone: killed, closed, its machine asleep.
+STOPPED_ASKING_AFTER = timedelta(seconds=60)
+# A poll is written at most this often: a client polling every second costs one UPDATE in ten.
+POLL_NOTED_EVERY = timedelta(seconds=10)
+STOPPED_ASKING = "the agent stopped asking: its task was last polled at {at}"
+
+
 def reattach_cutoff() -> Any:
     return timezone.now() - timedelta(seconds=settings.HOOKBRIDGE_REATTACH_WINDOW)
 
@@ -190,6 +199,9 @@ class Question(InProject):
     # Asked as an MCP task (mcpapi.tasks): no call waits on it, the agent goes on working and reads the
     # outcome when it polls. Its card says so, and nobody "stopped waiting" when the call returned.
     asked_in_background = models.BooleanField(default=False)
+    # When the agent last asked after it (its task's poll): one that stops polling is marked as left, as a
+    # held call that ends is (expire_abandoned), and a poll brings it back. None: not polled yet.
+    agent_polled_at = models.DateTimeField(null=True, blank=True)
     # And offered in the agent's own client as a form (HOOKBRIDGE_ANSWER_IN_CLIENT): its card says the first
     # answer, there or here, wins.
     offered_in_client = models.BooleanField(default=False)
@@ -738,13 +750,14 @@ class Question(InProject):
             agent_left_reason=why[:300],
         )
 
-    def host_stopped_waiting(self, why: str) -> bool:
-        """An approval's host closed its request (answered in the terminal, Esc, its hook timeout).
+    def host_stopped_waiting(self, why: str, *, server_restarted: bool = False) -> bool:
+        """An approval's host closed its request (answered in the terminal, Esc, its hook timeout), or the server
+        cut it as it stopped (`server_restarted`: nobody decided, and the record says so).
 
         Unlike a question, nobody asks an approval again: the host has moved on, so the card
         leaves every dashboard. False when something else resolved it first.
         """
-        return self.abort(why, reason=CancelReason.HOST_DECIDED)
+        return self.abort(why, reason=CancelReason.SERVER_RESTARTED if server_restarted else CancelReason.HOST_DECIDED)
 
     def agent_stopped_waiting(self, why: str) -> bool:
         """The agent's call ended without an outcome, but nobody said no: the question stays answerable.
@@ -791,6 +804,32 @@ class Question(InProject):
                 send_on_commit(signals.questions_changed, Question)
         return marked
 
+    def agent_polled(self) -> None:
+        """The agent asked after its background question (its task's poll): noted, and a mark of its having
+        stopped asking is dropped."""
+        now = timezone.now()
+        if self.agent_polled_at is None or now - self.agent_polled_at >= POLL_NOTED_EVERY:
+            Question.objects.filter(pk=self.pk).update(agent_polled_at=now)
+            self.agent_polled_at = now
+        if self.agent_left_at is not None and self.status == Status.PENDING:
+            self.agent_waiting_again()
+
+    @classmethod
+    def stopped_asking(cls) -> int:
+        """Background questions whose agent has not polled for STOPPED_ASKING_AFTER: marked as left, so their
+        cards say so and they leave the queue after the re-attach window, as any abandoned question does."""
+        quiet_since = timezone.now() - STOPPED_ASKING_AFTER
+        not_polled = models.Q(agent_polled_at__lt=quiet_since)
+        never_polled = models.Q(agent_polled_at__isnull=True, created_at__lt=quiet_since)
+        silent = cls.objects.filter(
+            not_polled | never_polled, status=Status.PENDING, asked_in_background=True, agent_left_at__isnull=True
+        )
+        marked = 0
+        for pk, polled, created in silent.values_list("pk", "agent_polled_at", "created_at"):
+            at = timezone.localtime(polled or created).strftime("%H:%M:%S")
+            marked += cls.agents_stopped_waiting([pk], STOPPED_ASKING.format(at=at))
+        return marked
+
     @property
     def agent_left(self) -> bool:
         return self.status == Status.PENDING and self.agent_left_at is not None
@@ -808,8 +847,10 @@ class Question(InProject):
 
         A question whose agent stopped waiting longer than the re-attach window ago is
         cancelled for good; one past its own timeout (nobody waiting to time it out) times out.
+        First, a background question whose agent stopped polling is marked as left (stopped_asking).
         """
         ended = 0
+        cls.stopped_asking()
         cutoff = reattach_cutoff()
         for question in cls.objects.filter(status=Status.PENDING, agent_left_at__lt=cutoff):
             gone = models.Q(status=Status.PENDING, agent_left_at__lt=cutoff)

@@ -18,5 +18,8 @@ class CancelReason(models.TextChoices):
     CLIENT_CANCELLED = "client_cancelled", "Aborted at the agent"
     AGENT_GONE = "agent_gone", "The agent stopped waiting and did not ask again"
     DISMISSED = "dismissed", "Dismissed by a person"
-    # An approval whose host stopped waiting: the person answered in the terminal, Esc, or the hook timed out.
-    HOST_DECIDED = "host_decided", "Decided at the terminal / timed out"
+    # An approval whose host stopped waiting: the person answered in the terminal, Esc, or the hook timed out
+    # (agent_left_reason says which, where the server knows).
+    HOST_DECIDED = "host_decided", "The host stopped waiting"
+    # An approval whose connection the server itself cut as it stopped: nobody decided it (issue 55, point 5).
+    SERVER_RESTARTED = "server_restarted", "The server restarted while the host waited"

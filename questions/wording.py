@@ -20,6 +20,7 @@ class Question(Protocol):
     status: str
     cancel_reason: str
     dismissed_by: str
+    agent_left_reason: str
     requirement: dict[str, Any]
 
     def get_cancel_reason_display(self) -> str: ...
@@ -62,7 +63,8 @@ def answered_how(question: Question, when: str) -> str:
 # The history's badge of each outcome (issue 39: a denied approval wore a green "Answered"): its CSS key, its words.
 BADGES: dict[str, tuple[str, str]] = {
     CancelReason.DISMISSED: ("dismissed", "Dismissed"),
-    CancelReason.HOST_DECIDED: ("host_decided", "Decided at the terminal"),
+    CancelReason.HOST_DECIDED: ("host_decided", "Host stopped waiting"),
+    CancelReason.SERVER_RESTARTED: ("host_decided", "Server restarted"),
     CancelReason.AGENT_GONE: ("agent_gone", "Withdrawn"),
     CancelReason.CLIENT_CANCELLED: ("client_cancelled", "Aborted at the agent"),
     CancelReason.CLIENT_DISCONNECTED: ("client_disconnected", "Agent disconnected"),
@@ -91,7 +93,12 @@ def outcome_words(question: Question) -> str:
     if question.cancel_reason == CancelReason.DISMISSED:
         return f"was dismissed by {question.dismissed_by or 'a person'}"
     if question.cancel_reason == CancelReason.HOST_DECIDED:
-        return "was decided at the terminal, or its host stopped waiting"
+        # Only what the server saw: a tool that ran was decided at the host's prompt; a closed request may
+        # have been a decision, an Esc or the host's own timeout, and is not called a decision.
+        why = question.agent_left_reason or "decided at the terminal, Esc, or its timeout"
+        return f"was left to its host, which stopped waiting ({why})"
+    if question.cancel_reason == CancelReason.SERVER_RESTARTED:
+        return "was decided by nobody: the server restarted while its host waited, and the host asked at its own prompt"
     if question.cancel_reason == CancelReason.AGENT_GONE:
         return "was withdrawn: its agent stopped waiting and did not ask again"
     if question.status == Status.CANCELLED:

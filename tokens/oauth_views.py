@@ -125,7 +125,24 @@ def _client_document_problem(request: HttpRequest) -> dict[str, str] | None:
         )
         return {"error": "invalid_client", "description": description}
     reason = client_documents.failure(client_id)
-    return {"error": "invalid_client", "description": reason} if reason else None
+    if not reason:
+        return None
+    host = urlsplit(client_id).hostname or client_id[:100]
+    # The client keeps its id, so "start again" fails the same way: say what does work (issue 55, point 13).
+    return {
+        "error": "invalid_client",
+        "description": reason,
+        "you": (
+            "Starting again from the agent fails the same way while its document cannot be fetched. Connect the "
+            "agent with a token instead (Agents, in the top bar: create one and give it to the agent as "
+            "Authorization: Bearer), or ask the client's maker to publish the document where this server can reach it."
+        ),
+        "admin": (
+            f"An admin of this server can let it reach {host} over https, or register the client by hand in the "
+            "admin (Applications) with this client id; a server that must not fetch documents sets "
+            "HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS=0, and its clients register instead."
+        ),
+    }
 
 
 class Authorize(oauth_views.AuthorizationView):

@@ -75,3 +75,22 @@ def test_a_command_that_serves_no_mcp_starts_without_loading_the_mcp_sdk(tmp_pat
     started = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
     assert started.returncode == 0, started.stderr
     assert started.stdout.strip() == "[]"
+
+
+def test_the_instructions_say_asks_block_only_when_no_question_can_come_back_as_a_task() -> None:
+    """Issue 55, point 12: in task mode the server told agents ask_question blocks, and it returned a task."""
+    off = toolsets.instructions(["maxsim", "askme", "clifford"], "off")
+    assert "ask_question blocks until a person" in off
+    assert "choose-next block until" in off
+    assert "request_help asks a person on your team and blocks until" in off
+    assert "tasks/get" not in off
+    for mode in ("auto", "allowed"):
+        said = toolsets.instructions(["maxsim", "askme", "clifford"], mode)
+        assert "block until" not in said, mode
+        assert "blocks until" not in said, mode
+        assert "ask_question waits until a person" in said
+        assert "poll tasks/get" in said
+    assert "comes back at once as a task" in toolsets.instructions(["maxsim"], "auto")
+    assert "Pass background: true" in toolsets.instructions(["maxsim"], "allowed")
+    # Approvals never go to the background, so an endpoint of approvals alone says nothing of tasks.
+    assert "tasks/get" not in toolsets.instructions(["approvals"], "auto")

@@ -39,15 +39,37 @@ def server_name(sets: Iterable[str]) -> str:
     return TOOLSETS[sets[0]].server_name if len(sets) == 1 else "hookbridge"
 
 
-def instructions(sets: Iterable[str]) -> str:
+# What a set's sentence says of an asking tool's wait ("{waits}" / "{wait}"), by HOOKBRIDGE_TASKS: with tasks
+# on, a question may come back at once as a task, so "blocks" would be false (issue 55, point 12).
+WAITS = {"off": ("blocks until", "block until"), "tasks": ("waits until", "wait until")}
+TASKS_SENTENCE = {
+    "auto": (
+        "If your client supports MCP tasks (io.modelcontextprotocol/tasks), a question comes back at once as a "
+        "task instead: go on working and poll tasks/get; when a person answers, the task completes and its result "
+        "is the answer."
+    ),
+    "allowed": (
+        "Pass background: true to ask in the background, if your client supports MCP tasks (a token the team lets "
+        "ask in the background always does): the call returns a task at once, you go on working and poll "
+        "tasks/get, and the answer comes as the task's result."
+    ),
+}
+
+
+def instructions(sets: Iterable[str], tasks: str = "off") -> str:
     """What the server tells an agent at initialize: each set's own sentence, naming only its tools.
 
     How to keep waiting on a pending question depends on what the endpoint serves: a
-    set without wait_for_answer (askme, clifford) repeats the same call.
+    set without wait_for_answer (askme, clifford) repeats the same call. `tasks`: HOOKBRIDGE_TASKS, which
+    says whether a question may come back as a task (approvals never do).
     """
     sets = tuple(sets)
+    waits, wait = WAITS["off" if tasks == "off" else "tasks"]
     parts = ["Hook Bridge connects you to the people on your team."]
-    parts += [TOOLSETS[name].instructions for name in sets]
+    parts += [TOOLSETS[name].instructions.format(waits=waits, wait=wait) for name in sets]
+    # Approvals stay synchronous gates: they never come back as tasks.
+    if any(TOOLSETS[name].asking for name in sets if name != "approvals") and tasks in TASKS_SENTENCE:
+        parts.append(TASKS_SENTENCE[tasks])
     if any(TOOLSETS[name].asks for name in sets):
         if any(entry.name == "wait_for_answer" for entry in tools(sets)):
             parts.append("If a result has status 'pending', call wait_for_answer with its questionId to keep waiting.")

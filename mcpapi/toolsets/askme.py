@@ -261,7 +261,7 @@ TOOLSET = Toolset(
     asks=True,
     asking=frozenset({"ask-one-question", "ask-multiple-choice", "challenge-hypothesis", "choose-next"}),
     instructions=(
-        "ask-one-question, ask-multiple-choice, challenge-hypothesis and choose-next block until a person on your "
+        "ask-one-question, ask-multiple-choice, challenge-hypothesis and choose-next {wait} a person on your "
         "team answers on the dashboard."
     ),
 )

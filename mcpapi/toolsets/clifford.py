@@ -45,7 +45,7 @@ TOOLSET = Toolset(
     asks=True,
     server_name="clifford",  # what the original called itself, for clients that key on it
     instructions=(
-        "When you are blocked, request_help asks a person on your team and blocks until they answer or dismiss it; "
+        "When you are blocked, request_help asks a person on your team and {waits} they answer or dismiss it; "
         "if they dismiss it, proceed on your own judgement."
     ),
 )

@@ -173,7 +173,7 @@ TOOLSET = Toolset(
     asks=True,
     asking=frozenset({"ask_question"}),
     instructions=(
-        "ask_question blocks until a person on your team answers on the dashboard. Report where you are with "
+        "ask_question {waits} a person on your team answers on the dashboard. Report where you are with "
         "submit_lifecycle_event; get_phase_status says how many questions are waiting."
     ),
 )

@@ -8,6 +8,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from questions import wording
+from questions.asking import SERVER_RESTARTED
 from questions.kinds import Kind
 from questions.models import CancelReason, Question
 from tokens.models import AgentToken
@@ -73,12 +75,31 @@ def test_an_expired_approval_says_its_host_asked_at_its_terminal(
     assert "proceed on its own" not in shown
 
 
-def test_an_approval_decided_at_the_terminal_says_so(logged_in: Client, agent: tuple[AgentToken, str]) -> None:
+def test_an_approval_whose_host_stopped_waiting_says_only_what_the_server_saw(
+    logged_in: Client, agent: tuple[AgentToken, str]
+) -> None:
     decided = approval(agent)
-    decided.cancel(CancelReason.HOST_DECIDED)
+    decided.host_stopped_waiting("the tool ran: decided at the host's own prompt")
     shown = page(logged_in, decided)
-    assert "it was decided at the terminal, or the host gave up" in shown
+    assert "Its host stopped waiting at" in shown
+    assert "(the tool ran: decided at the host&#x27;s own prompt)" in shown
     assert "comes back here" not in shown
+    assert wording.outcome_badge(decided) == ("host_decided", "Host stopped waiting")
+
+
+def test_an_approval_cut_by_a_server_restart_is_recorded_as_decided_by_nobody(
+    logged_in: Client, agent: tuple[AgentToken, str]
+) -> None:
+    """Issue 55, point 5: it was recorded "Decided at the terminal"; nobody decided it."""
+    cut = approval(agent)
+    assert cut.host_stopped_waiting(SERVER_RESTARTED, server_restarted=True)
+    cut.refresh_from_db()
+    assert cut.cancel_reason == CancelReason.SERVER_RESTARTED
+    shown = page(logged_in, cut)
+    assert "Nobody decided it: the server restarted at" in shown
+    assert "decided at the terminal" not in shown.lower()
+    assert wording.outcome_badge(cut) == ("host_decided", "Server restarted")
+    assert wording.outcome_words(cut).startswith("was decided by nobody: the server restarted")
 
 
 def test_an_answer_reads_as_markdown(logged_in: Client, agent: tuple[AgentToken, str]) -> None:

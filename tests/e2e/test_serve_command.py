@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -70,13 +71,16 @@ def test_it_serves_on_the_port_it_prints() -> None:
         helper.close()
 
 
-def serve_and_read(*extra: str) -> tuple[list[str], str]:
-    """Start `serve` with its first-run set-up, make two requests, stop it: (stdout's lines, stderr)."""
+def serve_and_read(*extra: str, newcomer: bool = False) -> tuple[list[str], str]:
+    """Start `serve` with its first-run set-up, make two requests, stop it: (stdout's lines, stderr).
+
+    `newcomer`: as on a fresh machine, with no secret key given (serve makes and saves one)."""
     helper = LiveServer()
     port = free_port()
+    env = {key: value for key, value in helper.env.items() if not (newcomer and key == "SECRET_KEY")}
     process = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), *extra],
-        cwd=ROOT, env=helper.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert process.stdout is not None
@@ -95,8 +99,15 @@ def serve_and_read(*extra: str) -> tuple[list[str], str]:
 
 
 def test_the_banner_comes_last_and_requests_are_not_logged_unless_asked() -> None:
-    out, err = serve_and_read()
-    assert out[0] == "Preparing the database…"
+    out, err = serve_and_read(newcomer=True)
+    # What it does, in its own lines (issue 55, point 14): how many migrations, how far, when done.
+    total = int(re.fullmatch(r"Preparing the database: (\d+) migrations to apply…", out[0])[1])  # type: ignore[index]
+    assert total > 10
+    assert any(re.fullmatch(rf"  \d+ of {total} applied…", line) for line in out[1:4]), out[:5]
+    assert any(re.fullmatch(rf"The database is ready: {total} migrations applied in [\d.]+ s\.", line) for line in out)
+    # The first run saves a secret key: nothing of that reaches the terminal (it came with a timestamp, between
+    # the command's own lines).
+    assert "secret key" not in err.lower(), err
     said = "\n".join(out)
     assert "  Log in as: admin / " in said
     assert "claude mcp add --transport http hookbridge http://127.0.0.1:" in said

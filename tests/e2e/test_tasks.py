@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import pytest
 from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPError
@@ -38,7 +39,9 @@ async def test_a_client_that_declares_tasks_gets_one_at_once_and_the_answer_when
     assert handle.status_message is not None
     assert handle.status_message.startswith("Waiting for a person: the question is on the dashboard at ")
     assert handle.poll_interval_ms == 2000
-    assert handle.ttl_ms is None  # no deadline: kept until a person answers
+    # No deadline: kept while the agent polls, a minute past its last poll and the re-attach window (issue 55).
+    assert handle.ttl_ms is not None
+    assert (60 + 1800 - 5) * 1000 < handle.ttl_ms <= (60 + 1800) * 1000
     assert len(handle.task_id) >= 32
     question = await tasks_server.wait_for_question("Task: which region?")
     assert handle.status_message.endswith(f"/questions/{question['id']}/.")
@@ -311,3 +314,26 @@ async def test_where_the_choice_is_not_the_agents_the_seeds_schemas_are_unchange
         async with server.mcp("2026-07-28") as client:
             schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
         assert "background" not in schemas["ask_question"]["properties"]
+
+
+async def test_in_task_mode_the_instructions_say_a_question_may_come_back_as_a_task_not_that_asks_block(
+    tasks_server: LiveServer,
+) -> None:
+    """Issue 55, point 12: raw initialize, as any client sends it, against a server with HOOKBRIDGE_TASKS=auto."""
+    hello = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }  # fmt: skip
+    headers = {
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+        **tasks_server.auth("agent-a"),
+    }  # fmt: skip
+    async with httpx2.AsyncClient(timeout=30) as http:
+        reply = await http.post(f"{tasks_server.url}/mcp", json=hello, headers=headers)
+    assert reply.status_code == 200, reply.text
+    text = reply.text
+    body = json.loads(text.split("data: ", 1)[1].split("\n", 1)[0] if text.startswith(("event:", "data:")) else text)
+    instructions = body["result"]["instructions"]
+    assert "blocks until" not in instructions
+    assert "ask_question waits until a person on your team answers" in instructions
+    assert "a question comes back at once as a task instead: go on working and poll tasks/get" in instructions

@@ -453,6 +453,14 @@ def test_a_document_that_cannot_be_fetched_is_refused_naming_the_host_and_why(lo
     assert b"metadata document at gone.example could not be used" in response.content
     assert b"returned HTTP 404" in response.content
     assert not get_application_model().objects.filter(client_id=document).exists()
+    # Both ways out, not "start again", which fails the same way (issue 55, point 13).
+    shown = response.content.decode()
+    assert "Start again from the agent that sent you here" not in shown
+    assert "What you can do" in shown
+    assert "Connect the agent with a token instead" in shown
+    assert "What the server's admin can do" in shown
+    assert "let it reach gone.example over https" in shown
+    assert "HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS=0" in shown
 
 
 def test_with_documents_off_a_document_client_is_told_the_setting(logged_in: Client, settings: Any) -> None:

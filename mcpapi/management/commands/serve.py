@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError, CommandParser
+from django.core.management.commands import migrate
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.migrations.executor import MigrationExecutor
 
 from core import commands, presence
 from mcpapi import claude_config
@@ -109,18 +113,17 @@ class Command(commands.Command):
         # The banner is what a person needs from this window: it comes last, once the server listens,
         # so nothing scrolls it away (the access log is off and daphne's start-up notes hidden unless asked).
         banner = io.StringIO()
-        if not no_bootstrap:
-            self.stdout.write("Preparing the database…")
-            self.stdout.flush()
-            call_command("migrate", interactive=False, verbosity=0)
-            call_command("bootstrap_local", url=url, stdout=banner)
-        banner.write(f"Hook Bridge is listening on {url}/\n")
         if not verbose:
             logging.getLogger("daphne").setLevel(logging.WARNING)
             # The banner and nothing else at the default verbosity (issue 39): the apps' INFO lines are for -v 2,
-            # or for a LOG_LEVEL set on purpose; warnings and errors still show.
+            # or for a LOG_LEVEL set on purpose; warnings and errors still show. Before the set-up, whose own
+            # notes (a secret key saved) came out between this command's lines (issue 55, point 14).
             if "LOG_LEVEL" not in os.environ:
                 logging.getLogger().setLevel(logging.WARNING)
+        if not no_bootstrap:
+            self.prepare_database()
+            call_command("bootstrap_local", url=url, stdout=banner)
+        banner.write(f"Hook Bridge is listening on {url}/\n")
 
         registration = register_while_serving(f"{url}/mcp", options["register_name"]) if options["register"] else None
         # A stdio process on the same database opens questions at this address (core.presence).
@@ -133,9 +136,40 @@ class Command(commands.Command):
             if registration is not None:
                 claude_config.unregister_quietly(registration)
 
+    def prepare_database(self) -> None:
+        """migrate, saying how far it is: on a busy machine it is most of the start (issue 55, point 14)."""
+        executor = MigrationExecutor(connections[DEFAULT_DB_ALIAS])
+        total = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+        if not total:
+            self.stdout.write("The database is up to date.")
+            return
+        self.stdout.write(f"Preparing the database: {total} migrations to apply…")
+        self.stdout.flush()
+        started = time.monotonic()
+        call_command(Migrating(self.stdout, total), interactive=False, verbosity=0)
+        self.stdout.write(f"The database is ready: {total} migrations applied in {time.monotonic() - started:.1f} s.")
+        self.stdout.flush()
+
     def say(self, banner: io.StringIO) -> None:
         self.stdout.write(banner.getvalue(), ending="")
         self.stdout.flush()
+
+
+class Migrating(migrate.Command):
+    """Django's migrate, telling every quarter of the way (its own progress lines are one per migration)."""
+
+    def __init__(self, out: Any, total: int) -> None:
+        super().__init__()
+        self.out, self.total, self.applied = out, total, 0
+        self.marks = {max(1, round(total * share)) for share in (0.25, 0.5, 0.75)} - {total}
+
+    def migration_progress_callback(self, action: str, migration: Any = None, fake: bool = False) -> None:
+        if action != "apply_success":
+            return
+        self.applied += 1
+        if self.applied in self.marks:
+            self.out.write(f"  {self.applied} of {self.total} applied…")
+            self.out.flush()
 
 
 def run_daphne(host: str, port: int, *, access_log: bool, ready: Callable[[], None]) -> None:
