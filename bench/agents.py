@@ -107,6 +107,8 @@ class HeldCall:
         self.headers_after: float | None = None
         self.status: int | None = None
         self.failure: str | None = None  # what went wrong before the response headers
+        self.refusal = ""  # a refused call's whole body (up to 2,000 characters)
+        self.retry_after: str | None = None
         self.headers_seen = asyncio.Event()
         self.task = asyncio.create_task(self._run(http, url, text, n))
 
@@ -118,7 +120,10 @@ class HeldCall:
                 self.status = response.status_code
                 self.headers_seen.set()
                 if response.status_code != 200:
-                    self.failure = f"{response.status_code} {(await response.aread())[:160]!r}"
+                    body = await response.aread()
+                    self.failure = f"{response.status_code} {body[:160]!r}"
+                    self.refusal = body[:2000].decode(errors="replace")
+                    self.retry_after = response.headers.get("retry-after")
                 async for _ in response.aiter_bytes():
                     pass  # progress, then the result: the call ends with its stream
         except httpx2.HTTPError as exc:

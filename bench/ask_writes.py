@@ -71,7 +71,7 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
             if time.perf_counter() - started > args.limit:
                 break
         refused = [c for c in calls if c.status == 503]
-        said = sum(1 for c in refused if c.failure and "HOOKBRIDGE_QUEUED_ASKS" in c.failure)
+        said = sum(1 for c in refused if c.retry_after and "HOOKBRIDGE_QUEUED_ASKS=" in c.refusal)
         headers = [c.headers_after for c in calls if c.headers_after is not None]
         for call in calls:
             call.task.cancel()
@@ -84,7 +84,7 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
         "asks": args.asks,
         "served": sum(1 for c in calls if c.status == 200),
         "refused_503": len(refused),
-        "refusals_naming_the_setting": said,
+        "refusals_naming_the_setting_with_retry_after": said,
         "other": sum(1 for c in calls if c.status not in (200, 503)),
         "written": count,
         "written_per_s": round(count / seconds, 1) if seconds > 0 else 0.0,
