@@ -49,7 +49,7 @@ def message(kind: str, **fields: Any) -> str:
 
 def queued(seen: access.Access = access.EVERYTHING) -> str:
     """The oldest pending questions that fit in one message, how many wait in all, and where the rest are."""
-    pending = seen.visible(Question.objects.pending()).select_related("session").order_by("created_at", "pk")
+    pending = seen.visible(Question.objects.pending()).select_related("session", "project").order_by("created_at", "pk")
     rendered, taken = fit(pending[: settings.HOOKBRIDGE_QUEUE_PAGE], question_json)
     total = pending.count()
     head = message("questions-queued", total=total, more=total - taken, next=QUEUE_API if total > taken else None)

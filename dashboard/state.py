@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import models
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 from dashboard import runtime as dashboards
 from dashboard import status
 from hooks.models import HookRun
-from lifecycle.models import AgentSession
 from notify import health, steps
 from projects import access
+from projects.models import Project
 from questions import kinds, queue
 from questions.models import Question
-from tokens.models import AgentToken
 
 
 def runs_signature(runs: list[HookRun]) -> tuple[object, ...]:
@@ -50,28 +52,23 @@ def counted_state(seen: access.Access) -> str:
     )
 
 
-def filter_choices(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
-    """What the queue can be filtered by: the projects and agents that ask now or asked lately.
+# The Agent filter lists the names that asked within this long (and any with a question still waiting).
+FILTER_AGENTS_SINCE = timedelta(days=7)
 
-    The filter form is outside the live parts, so only the page needs it, not every push or reconnect.
+
+def filter_choices(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
+    """What the queue can be filtered by: the projects this person sees, and the agents that asked lately.
+
+    A project is a real one (issue 55: the sessions' own labels, Claude Code's folder names, were offered as
+    projects, and filtering by one hid a question of that project whose session was labelled otherwise); an
+    agent is a name that asked, not every token (an answer token never asks). The filter form is outside the
+    live parts, so only the page needs it, not every push or reconnect.
     """
-    pending = seen.visible(Question.objects.pending())
+    lately = timezone.now() - FILTER_AGENTS_SINCE
+    asked = seen.visible(Question.objects.filter(models.Q(status="pending") | models.Q(created_at__gte=lately)))
     return {
-        "projects": sorted(
-            set(
-                pending.filter(session__isnull=False)
-                .exclude(session__project_name="")
-                .values_list("session__project_name", flat=True)
-                .distinct()[:50]
-            )
-            | set(
-                seen.visible(AgentSession.objects.exclude(project_name="")).values_list("project_name", flat=True)[:50]
-            )
-        ),
-        "agents": sorted(
-            set(pending.values_list("asker_name", flat=True).distinct()[:50])
-            | set(seen.visible(AgentToken.objects.active()).values_list("name", flat=True)[:50])
-        ),
+        "projects": sorted(seen.visible(Project.objects.all(), through="pk").values_list("name", flat=True)[:200]),
+        "agents": sorted(set(asked.values_list("asker_name", flat=True).distinct()[:200])),
         "kinds": kinds.choices(),
     }
 

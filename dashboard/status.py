@@ -36,7 +36,9 @@ def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
     waiting = Question.objects.pending().filter(mine, agent_left_at__isnull=True).order_by("created_at")
     if not events and not hosts:
         waiting = waiting.none()
+    waiting_questions = 0
     for pk, session_id, asker_id, asker_name in waiting.values_list("pk", "session_id", "asker_id", "asker_name"):
+        waiting_questions += 1
         if session_id is not None:
             by_session.setdefault(session_id, str(pk))
         by_agent.setdefault((asker_id, asker_name), str(pk))
@@ -48,14 +50,22 @@ def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
         for event in events
     ]
     hosts_now = [(session, by_session.get(session.pk)) for session in hosts]
-    waiting_agents = sum(1 for _, waits_on in [*agents_now, *hosts_now] if waits_on)
+    waiting_rows = sum(1 for _, waits_on in [*agents_now, *hosts_now] if waits_on)
+    waiting_agents = len(
+        {event.asker_name for event, waits_on in agents_now if waits_on}
+        | {session.owner_name for session, waits_on in hosts_now if waits_on}
+    )
     # An agent is its token: one agent with three open sessions is one agent (issue 39: "7 agents at work"
     # were four agents' seven sessions). The rows stay one per session.
     agents = {event.asker_name for event, _ in agents_now} | {session.owner_name for session, _ in hosts_now}
     return {
         "agents_now": agents_now,
         "hosts_now": hosts_now,
+        # What waits, each count naming its noun (issue 55: "7 waiting for an answer" counted sessions beside
+        # "Waiting for an answer 18", which counts questions).
         "waiting_agents": waiting_agents,
+        "waiting_rows": waiting_rows,
+        "waiting_questions": waiting_questions,
         "agent_count": len(agents),
         "row_count": len(agents_now) + len(hosts_now),
     }

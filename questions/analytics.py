@@ -20,9 +20,12 @@ from django.db.models import QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
-from questions.models import Question, Status
+from questions import kinds
+from questions.models import CancelReason, Question, Status
 
 WINDOWS = [(7, "the last 7 days"), (30, "the last 30 days"), (90, "the last 90 days"), (365, "the last year")]
+# What a page with no window asked for shows, and its picker says (issue 55: it said 7 days and showed 30).
+DEFAULT_DAYS = 30
 # The breakdowns, in the order the page shows them: (key, heading).
 BREAKDOWNS = [("project", "Project"), ("person", "Person"), ("agent", "Agent"), ("host", "Host"), ("kind", "Kind")]
 # An approval asked through MCP rather than a host's hook has no host title: the host column says so.
@@ -34,9 +37,16 @@ class AnalyticsForm(forms.Form):
         choices=[(str(days), label) for days, label in WINDOWS], coerce=int, required=False, label="Asked in"
     )
 
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        # Unasked, the window is the default one, and bound as such: the picker shows the window the page does.
+        given = dict(data.items()) if data is not None else {}
+        if not given.get("days"):
+            given["days"] = str(DEFAULT_DAYS)
+        super().__init__(given)
+
     def clean_days(self) -> int:
         days = self.cleaned_data["days"]
-        return days if isinstance(days, int) else 30
+        return days if isinstance(days, int) else DEFAULT_DAYS
 
 
 def nearest_rank(sorted_waits: list[float], share: float) -> float | None:
@@ -53,6 +63,8 @@ class Figures:
     asked: int = 0
     answered: int = 0
     expired: int = 0
+    dismissed: int = 0
+    withdrawn: int = 0  # ended without an answer otherwise: its agent or host stopped waiting, or cancelled it
     waits: list[float] = field(default_factory=list)
 
     @property
@@ -70,6 +82,10 @@ class Figures:
             self.waits.append((row["resolved_at"] - row["created_at"]).total_seconds())
         elif row["status"] == Status.TIMED_OUT:
             self.expired += 1
+        elif row["status"] == Status.CANCELLED and row["cancel_reason"] == CancelReason.DISMISSED:
+            self.dismissed += 1
+        elif row["status"] == Status.CANCELLED:
+            self.withdrawn += 1
 
 
 @dataclass
@@ -100,6 +116,11 @@ class Report:
             )
         return {"width": width, "height": height, "top": top, "bars": bars}
 
+    @property
+    def window(self) -> str:
+        """The window in the picker's words: "the last 30 days"."""
+        return dict(WINDOWS).get(self.days, f"the last {self.days} days")
+
 
 def _rows(questions: QuerySet[Question]) -> Iterable[Mapping[str, Any]]:
     return (
@@ -108,6 +129,7 @@ def _rows(questions: QuerySet[Question]) -> Iterable[Mapping[str, Any]]:
             "created_at",
             "resolved_at",
             "status",
+            "cancel_reason",
             "kind",
             "asker_name",
             "host",
@@ -127,6 +149,7 @@ def report(questions: QuerySet[Question], days: int, *, today: date | None = Non
     total = Figures("All")
     by_day = {since + timedelta(days=i): Figures((since + timedelta(days=i)).isoformat()) for i in range(days)}
     groups: dict[str, dict[str, Figures]] = {key: {} for key, _ in BREAKDOWNS}
+    labels = dict(kinds.choices())  # the dashboard's words for each kind, not its stored name
     for row in _rows(questions.filter(created_at__gte=start)):
         total.count(row)
         day = timezone.localtime(row["created_at"]).date()
@@ -136,7 +159,7 @@ def report(questions: QuerySet[Question], days: int, *, today: date | None = Non
             "project": row["project__name"] or "(none)",
             "agent": row["asker_name"],
             "host": row["host"] or OVER_MCP,
-            "kind": row["kind"],
+            "kind": labels.get(row["kind"], row["kind"]),
         }
         for key, value in values.items():
             groups[key].setdefault(value, Figures(value)).count(row)
@@ -155,11 +178,15 @@ def as_csv(figures: Report) -> str:
     """Every row of the page: the whole window, each day, each breakdown's values; waits in seconds."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["breakdown", "value", "asked", "answered", "expired_unanswered", "p50_seconds", "p90_seconds"])
+    writer.writerow(
+        ["breakdown", "value", "asked", "answered", "expired_unanswered", "dismissed", "withdrawn", "p50_seconds",
+         "p90_seconds"]
+    )  # fmt: skip
 
     def write(breakdown: str, row: Figures, asked: bool = True) -> None:
         seconds = ["" if s is None else f"{s:.1f}" for s in (row.p50, row.p90)]
-        writer.writerow([breakdown, row.label, row.asked if asked else "", row.answered, row.expired, *seconds])
+        ended = [row.expired, row.dismissed, row.withdrawn] if asked else ["", "", ""]
+        writer.writerow([breakdown, row.label, row.asked if asked else "", row.answered, *ended, *seconds])
 
     write("all", figures.total)
     for day in figures.by_day:

@@ -36,6 +36,7 @@ from projects.models import (
 from questions import kinds, signals, wording
 from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
+from questions.kinds import approval as approval_kind
 from questions.markdown import first_line_plain
 from questions.states import CancelReason, Status
 from tokens.models import AgentToken
@@ -324,6 +325,19 @@ class Question(InProject):
     def short_title(self) -> str:
         """The question in a few words, for toasts and banners: its title, or its first line."""
         return first_line_plain(str(self.payload.get("title") or self.text), 80)
+
+    @property
+    def does(self) -> tuple[str, str]:
+        """An approval's tool use as (verb, what): ("runs", "make deploy"), ("edits", "src/app.py")."""
+        return approval_kind.does(self.payload)
+
+    @property
+    def folder(self) -> str:
+        """The last part of the folder the agent works in (an approval's cwd, else its session's label)."""
+        cwd = self.payload.get("cwd") if isinstance(self.payload, dict) else None
+        if isinstance(cwd, str) and cwd.strip("/"):
+            return cwd.rstrip("/").rsplit("/", 1)[-1]
+        return self.session.project_name if self.session_id and self.session else ""
 
     def status_sentence(self, *, to_agent: bool) -> str:
         """The question's state in one sentence; `to_agent`: worded for the agent that asked (questions.wording)."""

@@ -156,9 +156,9 @@ def decide_batch(request: HtmxHttpRequest) -> HttpResponse:
         except NotDecided as exc:  # its policy counts people: counted and waiting, or not this person's to decide
             skipped.append(f"“{question.short_title}”: {exc}")
             continue
-        tool_input = question.payload.get("tool_input")
-        command = tool_input.get("command") if isinstance(tool_input, dict) else None
-        decided.append(command if isinstance(command, str) else question.short_title)
+        # As the card and the confirmation said it: "runs `make deploy`", "edits `src/app.py`" (issue 55).
+        verb, what = question.does
+        decided.append(f"{question.asker_name} {verb} `{what[:200]}`")
     verb = "Allowed" if form.cleaned_data["behavior"] == "allow" else "Denied"
     notices = []
     if decided:

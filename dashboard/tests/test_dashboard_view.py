@@ -7,11 +7,15 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from dashboard import state
 from hooks.config import discovered
+from lifecycle.models import AgentSession
+from projects import access
 from questions.kinds import Kind
 from questions.models import Question
 from testing.hook_world import plugin
 from testing.html import assert_inert
+from testing.project_world import World, as_
 from tokens.models import AgentToken
 
 
@@ -109,3 +113,35 @@ def test_the_hook_runs_section_shows_only_with_hook_plugins(
     hidden = '<section class="hook-runs-section" aria-labelledby="hook-runs-title" hidden>' in page
     assert 'aria-labelledby="hook-runs-title"' in page
     assert hidden is not with_plugin
+
+
+@pytest.mark.django_db
+def test_the_filters_offer_real_projects_and_agents_that_asked_never_session_labels_or_answer_tokens(
+    world: World,
+) -> None:
+    """Issue 55, points 1 and 10: the Project filter offered the sessions' own labels ("web-app"), and the Agent
+    filter every token, an answer token and one that never connected among them."""
+    AgentToken.issue("claude-code", project=world.web)  # never connected, never asked
+    labelled = AgentSession.open(token=world.tokens["web"], name="api run", project="api")
+    Question.ask(asker=world.tokens["web"], asker_name="web-agent", text="Which API?", options=[], session=labelled)
+    everything = state.filter_choices()
+    assert "web" in everything["projects"]
+    assert "ops" in everything["projects"]
+    assert "api" not in everything["projects"]
+    assert "web-app" not in everything["projects"]
+    assert everything["agents"] == ["ops-agent", "web-agent"]
+    ann_sees = state.filter_choices(access.of_user(world.people["ann"]))
+    assert ann_sees["projects"] == ["web"]
+    assert ann_sees["agents"] == ["web-agent"]
+
+
+@pytest.mark.django_db
+def test_a_card_carries_its_projects_name_and_its_sessions_label_as_the_folder(world: World) -> None:
+    labelled = AgentSession.open(token=world.tokens["web"], name="api run", project="api")
+    question = Question.ask(
+        asker=world.tokens["web"], asker_name="web-agent", text="Which API?", options=[], session=labelled
+    )[0]
+    page = as_(world, "ann").get("/").content.decode()
+    card = page[page.index(f'id="question-{question.pk}"') :].split(">", 1)[0]
+    assert 'data-project="web"' in card
+    assert 'data-folder="api"' in card

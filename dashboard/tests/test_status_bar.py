@@ -61,7 +61,8 @@ def test_an_agent_waiting_on_a_person_says_so_before_what_it_last_reported(logge
     left.agent_stopped_waiting("the connection to the agent closed")  # nobody waits on it now
 
     bar = logged_in.get("/").content.decode().split('id="status-bar"', 1)[1].split("</section>", 1)[0]
-    waiting = '<span class="waiting-count">1 waiting for an answer</span>'
+    # Each count names its noun (issue 55): one agent waits, on two questions.
+    waiting = '<span class="waiting-count">1 agent waiting on people, for 2 questions</span>'
     assert f'2 agents<span class="at-work"> at work</span> · {waiting}' in bar
     row_a = bar.split("<li", 3)[1] if "agent-a" in bar.split("<li", 3)[1] else bar.split("<li", 3)[2]
     assert 'class="waits"' in row_a

@@ -758,6 +758,13 @@ function rowFields(card) {
     kind: card.dataset.kindLabel || "",
     summary: card.dataset.summary || "",
     project: card.dataset.project || "",
+    folder: card.dataset.folder || "",
+    // An approval's row leads with what it would let happen (issue 55): the command itself, or the file.
+    does: card.dataset.does || "",
+    doesVerb: card.dataset.doesVerb || "",
+    tool: card.dataset.tool || "",
+    destructive: Boolean(card.querySelector(".destructive")),
+    left: card.hasAttribute("data-left"),
     answering: holder ? holder.textContent.trim() : "",
   };
 }
@@ -778,12 +785,26 @@ function drawRow(item, card) {
     const who = span("row-who", "");
     who.append(span("row-asker", fields.asker));
     if (fields.host) who.append(span("row-host", ` in ${fields.host}`));
+    const where = [fields.folder, fields.project].filter(Boolean);
     const top = span("row-line", "");
-    top.append(who, span("badge row-kind", fields.kind));
-    if (fields.project) top.append(span("row-project", fields.project));
-    top.append(span("row-left", ""));
     const bottom = span("row-line", "");
-    bottom.append(span("row-summary", fields.summary));
+    if (fields.does) {
+      // The decision first: what runs (monospace, wrapped rather than cut), then who, where and how urgent.
+      const does = span("row-does", "");
+      if (fields.doesVerb !== "runs") does.append(span("row-verb", `${fields.doesVerb} `));
+      does.append(span("row-command", fields.does));
+      top.append(does);
+      if (fields.destructive) top.append(span("badge row-destructive", "cannot be undone"));
+      top.append(span("row-left", ""));
+      bottom.append(who, span("badge row-kind", fields.tool || fields.kind));
+      if (where.length) bottom.append(span("row-where", where.join(" · ")));
+    } else {
+      top.append(who, span("badge row-kind", fields.kind));
+      if (where.length) top.append(span("row-where", where.join(" · ")));
+      top.append(span("row-left", ""));
+      bottom.append(span("row-summary", fields.summary));
+    }
+    if (fields.left) bottom.append(span("row-stopped", "agent stopped waiting"));
     if (fields.answering) bottom.append(span("row-claim", fields.answering));
     button.replaceChildren(top, bottom);
   }
@@ -891,9 +912,9 @@ function proposeRule(button) {
   htmx.ajax("GET", url, { target: "#rule-proposal", swap: "outerHTML" }).then(() => dialog.showModal());
 }
 
-function whatItRuns(card) {
-  const command = card.querySelector("pre.command");
-  return command ? command.textContent.trim() : card.dataset.summary || "";
+function whatItDoes(card) {
+  // As the card says it (questions.kinds.approval.does): ["runs", "make deploy"], ["edits", "src/app.py"].
+  return [card.dataset.doesVerb || "asks", card.dataset.does || card.dataset.summary || ""];
 }
 
 function confirmBatch(behavior) {
@@ -909,9 +930,10 @@ function confirmBatch(behavior) {
     const item = document.createElement("li");
     const who = document.createElement("strong");
     who.textContent = `${card.dataset.asker}${card.dataset.host ? ` in ${card.dataset.host}` : ""}`;
+    const [verb, what] = whatItDoes(card);
     const code = document.createElement("code");
-    code.textContent = whatItRuns(card);
-    item.append(who, " runs ", code);
+    code.textContent = what;
+    item.append(who, ` ${verb} `, code);
     // The card's own warning (questions.kinds.approval.destructive) goes with it into the list.
     if (card.querySelector(".destructive")) {
       const warning = document.createElement("strong");
@@ -974,6 +996,8 @@ document.addEventListener("htmx:afterRequest", (event) => {
 
 function leaveReading(queue) {
   queue.classList.remove("reading");
+  // Closed by its card leaving (answered elsewhere): the step opening took goes too, so Back then leaves the list.
+  if (history.state && history.state.reading) history.back();
   queue.dataset.open = WIDE.matches ? queue.dataset.selected || "" : "";
 }
 
@@ -982,7 +1006,13 @@ function openQuestion(card, focus) {
   if (!queue || !card) return;
   queue.dataset.selected = card.id;
   queue.dataset.open = card.id;
-  if (!WIDE.matches) queue.classList.add("reading");
+  if (!WIDE.matches) {
+    // The phone's Back closes the question, not the app (issue 55): opening one is a step in the history,
+    // taken once however many questions are opened from it in turn.
+    if (history.state && history.state.reading) history.replaceState({ reading: card.id }, "");
+    else history.pushState({ reading: card.id }, "");
+    queue.classList.add("reading");
+  }
   markSelection();
   if (WIDE.matches) card.scrollIntoView({ block: "start" });
   else window.scrollTo({ top: queue.getBoundingClientRect().top + window.scrollY });
@@ -997,6 +1027,15 @@ function closeQuestion() {
   const queue = queueBox();
   if (!queue || !queue.dataset.open) return false;
   const reading = queue.classList.contains("reading");
+  // Opened on a phone: the step opening took is taken back, and popstate closes it, as the system Back does.
+  if (reading && history.state && history.state.reading) {
+    history.back();
+    return true;
+  }
+  return closeNow(queue, reading);
+}
+
+function closeNow(queue, reading) {
   const inCard = document.activeElement && document.activeElement.closest && document.activeElement.closest("#question-list");
   if (!reading && !inCard) return false;
   const id = queue.dataset.open;
@@ -1006,6 +1045,11 @@ function closeQuestion() {
   if (row) row.focus();
   return true;
 }
+
+window.addEventListener("popstate", () => {
+  const queue = queueBox();
+  if (queue && queue.dataset.open && queue.classList.contains("reading")) closeNow(queue, true);
+});
 
 function moveSelection(step) {
   const queue = queueBox();

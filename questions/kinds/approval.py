@@ -77,6 +77,25 @@ def destructive(command: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def does(payload: Any) -> tuple[str, str]:
+    """What an approval would let happen, as (verb, what) the card, its row, a batch's list and its toast say:
+    ("runs", "rm -rf build"), ("writes 12 lines to", "src/app.py"), ("edits", "src/models/order.py"), or
+    ("uses", "WebFetch: https://…") for any other tool (issue 55: an Edit read as its question's text)."""
+    tool = str(payload.get("tool_name") or "a tool") if isinstance(payload, dict) else "a tool"
+    tool_input = payload.get("tool_input") if isinstance(payload, dict) else None
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path") or "")
+    if isinstance(tool_input.get("command"), str):
+        return "runs", tool_input["command"]
+    if (write := written(tool, tool_input)) is not None:
+        lines = write["lines"]
+        return f"writes {lines} line{'' if lines == 1 else 's'} to", write["path"]
+    if tool in ("Edit", "MultiEdit", "NotebookEdit") and path:
+        return "edits", path
+    detail = path or next((str(v) for v in tool_input.values() if isinstance(v, str) and v.strip()), "")
+    return "uses", f"{tool}: {detail}" if detail else tool
+
+
 def input_diff(tool_name: str, tool_input: Any) -> str | None:
     """An Edit or MultiEdit as a unified diff of the text it replaces; None for other tools.
 

@@ -90,8 +90,9 @@ def test_it_breaks_the_figures_down_by_person_agent_host_and_kind(client: Client
     assert row(found, "agent", "web-agent")["asked"] == "5"
     assert row(found, "host", "Codex")["answered"] == "1"
     assert row(found, "host", "over MCP")["asked"] == "4"
-    assert row(found, "kind", "approval")["p50_seconds"] == "600.0"
-    assert row(found, "kind", "question")["expired_unanswered"] == "1"
+    # Kinds in the dashboard's words, not their stored names (issue 55).
+    assert row(found, "kind", "Approval")["p50_seconds"] == "600.0"
+    assert row(found, "kind", "Question")["expired_unanswered"] == "1"
     assert row(found, "project", "web")["asked"] == "5"
 
 
@@ -121,6 +122,28 @@ def test_the_page_shows_the_figures_and_draws_each_day(client: Client, known_wai
     assert page.count('<rect class="asked"') == 30
     assert 'role="img" aria-labelledby="by-day-caption"' in page
     assert '<a href="/analytics/">Analytics</a>' in page
+
+
+def test_the_page_with_no_window_asked_marks_the_window_it_shows(client: Client, known_waits: World) -> None:
+    """Issue 55, point 6: the picker said "the last 7 days" while the page covered 30."""
+    page = seen_as(client, known_waits.people["ann"]).get("/analytics/").content.decode()
+    assert '<option value="30" selected>the last 30 days</option>' in page
+    assert '<option value="7">the last 7 days</option>' in page
+    assert "Questions asked in the last 30 days, from " in page
+
+
+def test_dismissed_and_withdrawn_questions_are_counted_and_shown(client: Client, known_waits: World) -> None:
+    web = known_waits.tokens["web"]
+    asked(web, "Dismiss me?", days_ago=1).dismiss(by="ann")
+    asked(web, "Gone?", days_ago=1).abort("the agent cancelled its call")
+    found = rows(seen_as(client, known_waits.people["ann"]))
+    everything = row(found, "all", "All")
+    assert (everything["asked"], everything["dismissed"], everything["withdrawn"]) == ("7", "1", "1")
+    assert row(found, "agent", "web-agent")["dismissed"] == "1"
+    page = seen_as(client, known_waits.people["ann"]).get("/analytics/").content.decode()
+    figures = page[page.index('<dl class="figures">') : page.index("</dl>")].replace("\n", "").replace("  ", "")
+    assert "<dt>Dismissed</dt><dd>1</dd>" in figures
+    assert "<dt>Withdrawn</dt><dd>1</dd>" in figures
 
 
 def test_a_window_it_does_not_offer_is_refused_naming_the_field(client: Client, known_waits: World) -> None:

@@ -36,7 +36,7 @@ def test_it_allows_every_chosen_approval_and_says_what_ran(world: World) -> None
         assert question.status == Status.ANSWERED
         assert question.answer.answered_by == "ann"
         assert question.answer.data == {"behavior": "allow"}
-    assert "Allowed 2: make test; make lint" in response.content.decode()
+    assert "Allowed 2: web-agent runs `make test`; web-agent runs `make lint`" in response.content.decode()
 
 
 def test_it_denies_them_all_with_the_one_reason(world: World) -> None:
@@ -55,7 +55,7 @@ def test_it_skips_one_decided_meanwhile_says_so_and_decides_the_rest(world: Worl
     response = decide(as_(world, "ann"), [gone, waiting], "allow")
     assert response.status_code == 200
     body = response.content.decode()
-    assert "Allowed 1: make b" in body
+    assert "Allowed 1: web-agent runs `make b`" in body
     assert "Not decided here: “" in body
     assert "was answered by bob" in body
     gone.refresh_from_db()
@@ -113,3 +113,26 @@ def test_it_takes_only_a_post_from_a_person_logged_in(world: World) -> None:
     assert decide(Client(), [question], "allow").status_code == 302
     question.refresh_from_db()
     assert question.status == Status.PENDING
+
+
+def test_the_toast_says_an_edit_and_a_write_by_their_files_not_their_question_text(world: World) -> None:
+    """Issue 55, point 4: an Edit read "runs `May the agent run Edit: /home/alice/api/src/models/order.py?`"."""
+    token = world.tokens["web"]
+    edit = Question.ask(
+        asker=token, asker_name=token.name, text="May the agent run Edit: /home/alice/api/src/models/order.py?",
+        options=[], kind=Kind.APPROVAL,
+        payload={"tool_name": "Edit", "tool_input": {"file_path": "/home/alice/api/src/models/order.py",
+                                                       "old_string": "a", "new_string": "b"}},
+    )[0]  # fmt: skip
+    write = Question.ask(
+        asker=token,
+        asker_name=token.name,
+        text="May the agent run Write?",
+        options=[],
+        kind=Kind.APPROVAL,
+        payload={"tool_name": "Write", "tool_input": {"file_path": "README.md", "content": "one\ntwo\n"}},
+    )[0]
+    body = decide(as_(world, "ann"), [edit, write], "allow").content.decode()
+    assert "web-agent edits `/home/alice/api/src/models/order.py`" in body
+    assert "web-agent writes 2 lines to `README.md`" in body
+    assert "May the agent run" not in body

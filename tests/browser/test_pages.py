@@ -456,13 +456,15 @@ async def test_a_card_says_who_else_is_asked_and_when_and_a_failing_channel_says
 async def test_analytics_leads_with_the_figures_and_fits_the_screen(
     live_server_proc: LiveServer, browser: Browser, past_work: dict[str, str], width: int, height: int
 ) -> None:
-    """Issue 42: how long agents wait — the five figures above the fold, each day's bars, the breakdowns."""
+    """Issue 42: how long agents wait — the seven figures above the fold (issue 55 adds dismissed and withdrawn),
+    each day's bars, the breakdowns; the picker says the window the page shows."""
     page = await page_at(browser, live_server_proc, width, height)
     await page.get_by_role("link", name="Analytics").click()
     await expect(page.get_by_role("heading", level=1)).to_have_text("How long agents wait")
+    await expect(page.get_by_label("Asked in")).to_have_value("30")
     figures = page.locator("dl.figures > div")
-    await expect(figures).to_have_count(5)
-    for i in range(5):
+    await expect(figures).to_have_count(7)
+    for i in range(7):
         box = await figures.nth(i).bounding_box()
         assert box is not None
         assert box["y"] + box["height"] <= height, f"figure {i} below the fold at {width} px"
@@ -480,5 +482,6 @@ async def test_analytics_leads_with_the_figures_and_fits_the_screen(
     await page.get_by_role("button", name="Show").click()
     await expect(page).to_have_url(f"{live_server_proc.url}/analytics/?days=7")
     await expect(page.locator("figure.chart rect.asked")).to_have_count(7)
+    await expect(page.get_by_label("Asked in")).to_have_value("7")
     await assert_fits(page, "analytics", width)
     await page.close()

@@ -78,9 +78,14 @@ async def test_fourteen_waiting_show_as_rows_on_the_first_screen_at_both_widths(
         await expect(wide.locator(".triage-row")).to_have_count(14, timeout=10_000)
         assert await rows_in_view(wide, 900) >= 12
         await wide.screenshot(path=str(ARTIFACTS / "triage-list-first-1440.png"))
-        # Approvals lead (their host gives up soonest), with who asks, the kind, the first line and the time left.
+        # Approvals lead (their host gives up soonest), with the command first (issue 55), the tool, who asks,
+        # the folder's last part and the real project, and the time left.
         first = wide.locator(".triage-row").first
-        await expect(first).to_contain_text("Approval")
+        await expect(first.locator(".row-line").first.locator(".row-command")).to_have_text(
+            re.compile(r"^make deploy-\d-[0-9a-f]{4}$")
+        )
+        await expect(first.locator(".row-kind")).to_have_text("Bash")
+        await expect(first.locator(".row-where")).to_have_text(re.compile(r"^shop-[01] · default$"))
         await expect(first.locator(".row-left")).to_have_text(re.compile(r"^\d+ min left$"))
         await expect(wide.locator(".triage-row", has_text=asked[1])).to_contain_text("agent-b")
         # Two panes: the chosen row's question stands beside the list, its whole form on the first screen.
@@ -129,6 +134,18 @@ async def test_fourteen_waiting_show_as_rows_on_the_first_screen_at_both_widths(
         await back.click()
         await expect(phone.locator(".triage")).to_be_visible()
         await expect(phone.locator(".triage-row", has_text=asked[3])).to_be_focused()
+        # The system Back (issue 55, point 7): it closes an open question, and leaves the app only from the list.
+        await open_question(phone, asked[5])
+        await expect(phone.locator(".triage")).to_be_hidden()
+        url = phone.url
+        await phone.go_back()
+        await expect(phone.locator(".triage")).to_be_visible()
+        await expect(phone.locator("#question-list > article.question:visible")).to_have_count(0)
+        assert phone.url == url, "Back left the dashboard"
+        await open_question(phone, asked[6])
+        await phone.get_by_role("button", name="Back to all waiting questions").click()
+        await expect(phone.locator(".triage")).to_be_visible()
+        assert await phone.evaluate("history.state && history.state.reading") is None, "the in-page Back took its step"
         pending = await server.questions(status="pending")
         assert len(pending) == 14, "opening or going back answered something"
 
