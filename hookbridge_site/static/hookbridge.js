@@ -796,6 +796,8 @@ function drawRow(item, card) {
       top.append(does);
       if (fields.destructive) top.append(span("badge row-destructive", "cannot be undone"));
       top.append(span("row-left", ""));
+      // Who, the tool and where wrap rather than be cut (issue 55: "Claude C…", "def…" at 390 px).
+      bottom.classList.add("row-meta");
       bottom.append(who, span("badge row-kind", fields.tool || fields.kind));
       if (where.length) bottom.append(span("row-where", where.join(" · ")));
     } else {

@@ -40,10 +40,15 @@ async def test_a_filtered_queue_is_in_the_url_and_stays_filtered_live(
         await expect(card_a).to_be_hidden()  # ...and filtered out
         await listed(page, "Filter: from b?")
 
-        await page.locator(".queue-filters select[name=project]").select_option("docs")
-        assert "project=docs" in page.url
+        # A project is a real one (issue 55): the session's own label ("docs") is its folder, never a project.
+        projects = page.locator(".queue-filters select[name=project] option")
+        assert await projects.all_inner_texts() == ["All", "default"]
+        await page.locator(".queue-filters select[name=project]").select_option("default")
+        assert "project=default" in page.url
+        await expect(card_a).to_be_hidden()  # still filtered by agent
         await page.locator(".queue-filters select[name=agent]").select_option("")
-        await expect(card_a).to_be_hidden()  # agent-a's question belongs to no docs session
+        await expect(card_a).to_be_attached()
+        await listed(page, "Filter: from a?")  # both agents' tokens are in project default
         await page.screenshot(path=str(ARTIFACTS / "dashboard-filtered-390.png"), full_page=True)
 
         for question in ("Filter: from a?", "Filter: from b?"):

@@ -339,3 +339,59 @@ async def test_allow_and_make_a_rule_shows_what_it_decides_before_it_is_saved(
         for request in requests:
             request.cancel()
         await asyncio.gather(*requests, return_exceptions=True)
+
+
+async def test_a_batch_of_file_changes_is_listed_by_file_in_the_rows_the_dialog_and_the_toast(
+    server: LiveServer, browser: Browser
+) -> None:
+    """Issue 55, point 4: an Edit was listed as "runs `May the agent run Edit: /home/alice/…?`"."""
+    session = str(uuid.uuid4())
+    path = f"/home/alice/api/src/models/order_{uuid.uuid4().hex[:4]}.py"
+    edit = {"file_path": path, "old_string": "total = 0", "new_string": "total = Decimal(0)"}
+    write = {"file_path": "/home/alice/api/NOTES.md", "content": "one\ntwo\nthree\n"}
+    requests = [
+        asyncio.ensure_future(hook(server, permission_request(session_id=session, tool_name=tool, tool_input=given)))
+        for tool, given in (("Edit", edit), ("Write", write))
+    ]
+    try:
+        await until_asked(server, path)
+        await until_asked(server, "NOTES.md")
+        for width, height in ((390, 844), (1440, 900)):
+            page = await browser.new_page(viewport={"width": width, "height": height})
+            await log_in(page, server)
+            await expect(page.locator(".row-pick")).to_have_count(2, timeout=10_000)
+            edit_row = page.locator(".triage-row", has_text=path)
+            await expect(edit_row.locator(".row-does")).to_have_text(f"edits {path}")
+            await expect(edit_row.locator(".row-kind")).to_have_text("Edit")
+            await expect(page.locator(".triage-row .row-does", has_text="NOTES.md")).to_have_text(
+                "writes 3 lines to /home/alice/api/NOTES.md"
+            )
+            await page.locator("#triage-rows li", has_text=path).get_by_role("checkbox").check()
+            await page.get_by_role("button", name="All from the same sessions").click()
+            await page.get_by_role("button", name="Allow…").click()
+            dialog = page.get_by_role("dialog", name="Allow these 2 approvals?")
+            await expect(dialog.locator(".batch-list li", has_text=path)).to_have_text(
+                f"agent-a in Claude Code edits {path}"
+            )
+            await expect(dialog.locator(".batch-list li", has_text="NOTES.md")).to_contain_text(
+                "writes 3 lines to /home/alice/api/NOTES.md"
+            )
+            await expect(dialog).not_to_contain_text("May the agent run")
+            assert await dialog.evaluate(LAYOUT_PROBLEMS) == []
+            assert await serious_violations(page) == []
+            await page.screenshot(path=str(ARTIFACTS / f"triage-batch-files-{width}.png"))
+            if width == 390:
+                await dialog.get_by_role("button", name="Cancel").click()
+                await page.close()
+                continue
+            await dialog.get_by_role("button", name="Allow all 2").click()
+            toast = page.locator("#toasts")
+            await expect(toast).to_contain_text(f"agent-a edits `{path}`", timeout=10_000)
+            await expect(toast).to_contain_text("agent-a writes 3 lines to `/home/alice/api/NOTES.md`")
+            for request in requests:
+                decision = (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]
+                assert decision["behavior"] == "allow"
+    finally:
+        for request in requests:
+            request.cancel()
+        await asyncio.gather(*requests, return_exceptions=True)
