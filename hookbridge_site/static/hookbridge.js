@@ -9,6 +9,11 @@ document.addEventListener("htmx:wsOpen", () => {
 // after a moment's jitter so a change for a whole team does not bring every page back in the same instant.
 // htmx's ws extension makes a new socket for an element when it is processed again.
 const RECONNECT = 4205;
+// How long to wait before the next try: doubling from half a second, never past 4 s, jittered so a whole team's
+// pages do not come back in the same instant. The extension's own "full-jitter" grows to 64 s, so a page kept
+// saying "reconnecting…" for 20 s after the server was back and sending already worked (issue 55).
+const RECONNECT_CAP_MS = 4000;
+htmx.config.wsReconnectDelay = (retries) => Math.min(500 * 2 ** retries, RECONNECT_CAP_MS) * (0.5 + Math.random() / 2);
 document.addEventListener("htmx:wsClose", (event) => {
   const closed = event.detail && event.detail.event;
   if (closed && closed.code === RECONNECT) {
@@ -1098,3 +1103,34 @@ setInterval(() => {
     if (card) drawRow(item, card);
   }
 }, 1000);
+
+// An option's icon is the agent's text, usually an emoji: where this browser has no font for it, it would show as
+// an empty box (issue 55), so it is left out; the option's title says it all anyway. A glyph is drawn if its
+// pixels differ from those of a code point no font has (a private-use one).
+const drawable = new Map();
+function glyphDrawn(text) {
+  if (!drawable.has(text)) {
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 32;
+    const context = canvas.getContext("2d", { willReadFrequently: true });
+    if (!context) return true;
+    const pixels = (glyph) => {
+      context.clearRect(0, 0, 32, 32);
+      context.font = "24px sans-serif";
+      context.textBaseline = "top";
+      context.fillText(glyph, 0, 0);
+      return context.getImageData(0, 0, 32, 32).data.join(",");
+    };
+    const drawn = pixels(text);
+    drawable.set(text, drawn !== pixels("\u{10FFFD}") && drawn !== pixels(" "));
+  }
+  return drawable.get(text);
+}
+function hideUndrawableIcons(root) {
+  for (const icon of (root || document).querySelectorAll(".option-icon:not([data-checked])")) {
+    icon.dataset.checked = "";
+    if (!glyphDrawn(icon.textContent.trim())) icon.hidden = true;
+  }
+}
+document.addEventListener("DOMContentLoaded", () => hideUndrawableIcons(document));
+document.addEventListener("htmx:load", (event) => hideUndrawableIcons(event.target));

@@ -33,6 +33,19 @@
     if (!response.ok) throw new Error(body.error || `the server answered ${response.status}`);
   }
 
+  // Each step fails in its own words (issue 55): Chromium without a push service of its own says "Registration
+  // failed - permission denied" from subscribe() although notifications are allowed, so that message is not
+  // passed on as if the person had blocked them.
+  class Step extends Error {}
+
+  async function step(words, work) {
+    try {
+      return await work();
+    } catch (error) {
+      throw new Step(words(error && error.message ? error.message : String(error)));
+    }
+  }
+
   async function turnOn() {
     button.disabled = true;
     say("Asking this browser…");
@@ -41,15 +54,20 @@
         say("Notifications are blocked for this site: allow them in the browser's site settings, then try again.");
         return;
       }
-      const registration = await navigator.serviceWorker.register("/sw.js");
-      await navigator.serviceWorker.ready;
-      const subscription = await registration.pushManager.subscribe({
-        userVisibleOnly: true, applicationServerKey: keyBytes(box.dataset.publicKey),
-      });
-      await post(subscription.toJSON());
+      const registration = await step(
+        (why) => `this page's service worker could not start (the browser said: ${why}).`,
+        async () => { const made = await navigator.serviceWorker.register("/sw.js"); await navigator.serviceWorker.ready; return made; },
+      );
+      const subscription = await step(
+        (why) => "notifications are allowed here, but this browser could not reach its own push service "
+          + `(it said: “${why}”). Check the network; some browsers (builds without Google's services, private `
+          + "windows) have no push service at all.",
+        () => registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(box.dataset.publicKey) }),
+      );
+      await step((why) => `the server did not keep this browser: ${why}.`, () => post(subscription.toJSON()));
       window.location.reload(); // the list shows this browser, and this box says it is on
     } catch (error) {
-      say(`Not turned on: ${error.message}`);
+      say(`Not turned on: ${error instanceof Step ? error.message : `something went wrong here (${error.message}).`}`);
     } finally {
       button.disabled = false;
     }

@@ -170,6 +170,38 @@ async def test_choose_next_asks_for_the_message_before_the_tiles(
 
 
 @pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_an_option_icon_no_font_can_draw_is_left_out_not_shown_as_an_empty_box(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    """Issue 55, point 10: choose-next's icons were empty boxes where the browser had no emoji font. A private-use
+    code point has a glyph in no font; a letter has one in every font."""
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, live_server_proc)
+    title = f"Icons ({width}): what next?"
+    arguments = {
+        "title": title,
+        "description": "Two ways on.",
+        "options": [
+            {"id": "a", "title": "Ship", "description": "now", "icon": "\ue000"},
+            {"id": "b", "title": "Wait", "description": "a week", "icon": "W"},
+        ],
+    }
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        call = asyncio.create_task(client.call_tool("choose-next", arguments))
+        card = await open_question(page, title)
+        await expect(card).to_be_visible(timeout=10_000)
+        await expect(card.locator(".tile", has_text="Ship").locator(".option-icon")).to_be_hidden()
+        await expect(card.locator(".tile", has_text="Wait").locator(".option-icon")).to_be_visible()
+        await expect(card.locator(".tile", has_text="Wait").locator(".option-icon")).to_have_text("W")
+        await page.screenshot(path=str(ARTIFACTS / f"choose-next-icons-{width}.png"))
+        await card.locator(".tile", has_text="Wait").click()
+        await card.get_by_role("button", name="Send choice").click()
+        result = (await asyncio.wait_for(call, 15)).structured_content
+    assert result is not None
+    assert result["selectedOption"] == {"id": "b", "title": "Wait"}
+
+
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
 async def test_a_first_run_says_how_to_connect_an_agent(
     empty_server: LiveServer, browser: Browser, width: int, height: int
 ) -> None:
