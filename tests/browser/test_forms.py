@@ -7,6 +7,7 @@ text without overlapping it. Each card is saved as a screenshot (test-artifacts/
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -199,6 +200,39 @@ async def test_an_option_icon_no_font_can_draw_is_left_out_not_shown_as_an_empty
         result = (await asyncio.wait_for(call, 15)).structured_content
     assert result is not None
     assert result["selectedOption"] == {"id": "b", "title": "Wait"}
+
+
+SEND_BARS_IN_VIEW = """() => [...document.querySelectorAll("#question-list > article.question .send-bar")]
+    .filter((bar) => { const box = bar.getBoundingClientRect();
+        return box.height > 0 && box.bottom > 0 && box.top < innerHeight
+            && bar.closest("article").checkVisibility(); })
+    .map((bar) => bar.closest("article").id)"""
+
+
+async def test_at_1440_only_the_open_questions_send_bar_stays_on_screen(
+    live_server_proc: LiveServer, browser: Browser
+) -> None:
+    """Issue 55, point 9: the next card's sticky "Send answer" showed at the bottom while choose-next was open."""
+    page = await browser.new_page(viewport={"width": 1440, "height": 900})
+    await log_in(page, live_server_proc)
+    title = "Sticky: what comes next?"
+    options = [{"id": f"o{n}", "title": f"Way {n}", "description": "A way on, in a line or two."} for n in range(6)]
+    async with live_server_proc.mcp("legacy", path="/mcp/askme") as client:
+        first = asyncio.create_task(
+            client.call_tool("choose-next", {"title": title, "description": "Pick one.", "options": options})
+        )
+        await live_server_proc.wait_for_question(title)
+        second = asyncio.create_task(client.call_tool("ask-one-question", {"question": "Sticky: and the name?"}))
+        await live_server_proc.wait_for_question("Sticky: and the name?")
+        card = await open_question(page, title)
+        await page.locator(".triage-row", has_text=title).click()
+        await expect(card).to_have_class(re.compile(r"\bopen\b"))
+        in_view = await page.evaluate(SEND_BARS_IN_VIEW)
+        assert in_view in ([], [await card.get_attribute("id")]), in_view
+        await page.screenshot(path=str(ARTIFACTS / "sticky-send-bar-1440.png"))
+        for task in (first, second):
+            task.cancel()
+        await asyncio.gather(first, second, return_exceptions=True)
 
 
 @pytest.mark.parametrize(("width", "height"), VIEWPORTS)
