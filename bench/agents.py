@@ -277,21 +277,28 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
         gc.collect()
 
 
+async def token_clients(
+    stack: AsyncExitStack, target: Target, limits: httpx2.Limits, timeout: httpx2.Timeout
+) -> list[httpx2.AsyncClient]:
+    """One HTTP client per agent token of `target`, closed with `stack`."""
+    return [
+        await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers={**HEADERS, **({"Authorization": f"Bearer {token}"} if token else {})},
+                limits=limits,
+                timeout=timeout,
+            )
+        )
+        for token in target.tokens
+    ]
+
+
 async def _one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     tag = f"load {uuid.uuid4().hex[:6]}"
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
     timeout = httpx2.Timeout(60, read=None)
     async with AsyncExitStack() as stack:
-        clients = [
-            await stack.enter_async_context(
-                httpx2.AsyncClient(
-                    headers={**HEADERS, **({"Authorization": f"Bearer {token}"} if token else {})},
-                    limits=limits,
-                    timeout=timeout,
-                )
-            )
-            for token in target.tokens
-        ]
+        clients = await token_clients(stack, target, limits, timeout)
         person = await stack.enter_async_context(httpx2.AsyncClient(headers=HEADERS, timeout=timeout, limits=limits))
         asker = await stack.enter_async_context(
             httpx2.AsyncClient(headers={**HEADERS, **target.asker}, timeout=timeout, limits=limits)

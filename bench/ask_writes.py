@@ -35,7 +35,7 @@ from typing import Any
 import httpx2
 
 from bench import failures
-from bench.agents import HEADERS, HeldCall, Target, floor_target, hookbridge_target, quantile, ratio
+from bench.agents import HeldCall, Target, floor_target, hookbridge_target, quantile, ratio, token_clients
 from bench.report import RESULTS, table, write
 from bench.servers import environment, raise_open_files_limit
 
@@ -48,16 +48,7 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
     timeout = httpx2.Timeout(60, read=None)
     async with AsyncExitStack() as stack:
-        clients = [
-            await stack.enter_async_context(
-                httpx2.AsyncClient(
-                    headers={**HEADERS, **({"Authorization": f"Bearer {token}"} if token else {})},
-                    limits=limits,
-                    timeout=timeout,
-                )
-            )
-            for token in target.tokens
-        ]
+        clients = await token_clients(stack, target, limits, timeout)
         before = await target.pending()
         started = time.perf_counter()
         calls = [HeldCall(clients[n % len(clients)], target.url, f"{tag} {n}: which way?", n) for n in range(args.asks)]

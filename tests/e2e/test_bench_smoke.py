@@ -169,3 +169,20 @@ def test_the_stdio_start_bench_times_the_first_answer_beside_the_sdks_own_server
     assert all(row["p50_ms"] > 0 for row in rows.values())
     assert result["target"]["within_s"] == 1.5
     assert "| hookbridge |" in (tmp_path / "stdio-start.md").read_text()
+
+
+def test_the_ask_writes_bench_counts_the_asks_written_and_the_503s_past_the_workers_bound(tmp_path: Path) -> None:
+    done = run(
+        "-m", "bench.ask_writes", "--quick", "--systems", "floor,embedded", "--name", "aw", "--out", str(tmp_path)
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {row["system"]: row for row in json.loads((tmp_path / "aw.json").read_text())["systems"]}
+    assert rows["floor"]["written"] == rows["floor"]["asks"] == 300
+    embedded = rows["embedded"]
+    assert embedded["written"] >= 200, "HOOKBRIDGE_QUEUED_ASKS as it ships: 200 queued at once, at most"
+    assert embedded["written_per_s"] > 0
+    # Past the bound every ask is refused at once, with Retry-After and the setting named: none waits in silence.
+    assert embedded["refused_503"] > 0
+    assert embedded["refusals_naming_the_setting_with_retry_after"] == embedded["refused_503"]
+    assert embedded["served"] + embedded["refused_503"] == 300
+    assert "| embedded |" in (tmp_path / "aw.md").read_text()
