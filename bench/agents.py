@@ -109,6 +109,7 @@ class HeldCall:
         self.failure: str | None = None  # what went wrong before the response headers
         self.refusal = ""  # a refused call's whole body (up to 2,000 characters)
         self.retry_after: str | None = None
+        self.streamed = ""  # a served call's stream so far (up to 4,000 characters): progress, then its result
         self.headers_seen = asyncio.Event()
         self.task = asyncio.create_task(self._run(http, url, text, n))
 
@@ -124,8 +125,10 @@ class HeldCall:
                     self.failure = f"{response.status_code} {body[:160]!r}"
                     self.refusal = body[:2000].decode(errors="replace")
                     self.retry_after = response.headers.get("retry-after")
-                async for _ in response.aiter_bytes():
-                    pass  # progress, then the result: the call ends with its stream
+                async for chunk in response.aiter_bytes():
+                    # progress, then the result: the call ends with its stream
+                    if len(self.streamed) < 4000:
+                        self.streamed += chunk[: 4000 - len(self.streamed)].decode(errors="replace")
         except httpx2.HTTPError as exc:
             if self.status is None:
                 self.failure = f"{type(exc).__name__}: {exc}"[:200]
@@ -445,7 +448,7 @@ def _hookbridge_target(setup: Setup, name: str, tokens: int) -> Target:
 
 
 @asynccontextmanager
-async def hookbridge_target(mode: str, tokens: int) -> AsyncIterator[Target | None]:
+async def hookbridge_target(mode: str, tokens: int, **env: str) -> AsyncIterator[Target | None]:
     if mode == "team":
         from testing.team import POSTGRES_URL, REDIS_URL, reachable
 
@@ -453,7 +456,7 @@ async def hookbridge_target(mode: str, tokens: int) -> AsyncIterator[Target | No
             print("team: skipped, PostgreSQL or Redis is unreachable", flush=True)
             yield None
             return
-    with (team if mode == "team" else embedded)() as setup:
+    with (team if mode == "team" else embedded)(**env) as setup:
         yield _hookbridge_target(setup, mode, tokens)
 
 

@@ -179,10 +179,13 @@ def test_the_ask_writes_bench_counts_the_asks_written_and_the_503s_past_the_work
     rows = {row["system"]: row for row in json.loads((tmp_path / "aw.json").read_text())["systems"]}
     assert rows["floor"]["written"] == rows["floor"]["asks"] == 300
     embedded = rows["embedded"]
-    assert embedded["written"] >= 200, "HOOKBRIDGE_QUEUED_ASKS as it ships: 200 queued at once, at most"
+    # --quick sets HOOKBRIDGE_QUEUED_ASKS=10 against 300 at once: past the bound on a machine of any speed.
+    assert embedded["written"] >= 10
+    assert embedded["written"] == embedded["served"], "every ask let in is written; none refused is"
     assert embedded["written_per_s"] > 0
-    # Past the bound every ask is refused at once, with Retry-After and the setting named: none waits in silence.
-    assert embedded["refused_503"] > 0
+    # Past the bound every ask is refused at once, naming the setting: at the edge with 503 and Retry-After, or,
+    # let in together before any took its place in the queue, by the tool's result. None waits in silence.
+    assert embedded["refused_503"] + embedded["refused_in_the_result"] > 0
     assert embedded["refusals_naming_the_setting_with_retry_after"] == embedded["refused_503"]
-    assert embedded["served"] + embedded["refused_503"] == 300
+    assert embedded["served"] + embedded["refused_503"] + embedded["refused_in_the_result"] == 300
     assert "| embedded |" in (tmp_path / "aw.md").read_text()
