@@ -456,7 +456,7 @@ async def hookbridge_target(mode: str, tokens: int, **env: str) -> AsyncIterator
             print("team: skipped, PostgreSQL or Redis is unreachable", flush=True)
             yield None
             return
-    with (team if mode == "team" else embedded)(**env) as setup:
+    with team(**env) if mode == "team" else embedded(ROOT, **env) as setup:
         yield _hookbridge_target(setup, mode, tokens)
 
 
