@@ -948,6 +948,17 @@ function confirmBatch(behavior) {
       warning.textContent = " — cannot be undone";
       item.append(warning);
     }
+    // An edit's diff, or what a write puts in its file, on demand: the list stays one line an approval.
+    const change = card.querySelector("pre.tool-input.diff, pre.tool-input.write");
+    if (change) {
+      const more = document.createElement("details");
+      const summary = document.createElement("summary");
+      summary.textContent = change.classList.contains("diff") ? "Show the change" : "Show what it writes";
+      const shown = change.cloneNode(true);
+      shown.tabIndex = 0; // it scrolls past 16rem: the keyboard reaches it too
+      more.append(summary, shown);
+      item.append(more);
+    }
     return item;
   }));
   for (const old of form.querySelectorAll("input[name=question]")) old.remove();

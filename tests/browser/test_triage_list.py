@@ -370,13 +370,21 @@ async def test_a_batch_of_file_changes_is_listed_by_file_in_the_rows_the_dialog_
             await page.get_by_role("button", name="All from the same sessions").click()
             await page.get_by_role("button", name="Allow…").click()
             dialog = page.get_by_role("dialog", name="Allow these 2 approvals?")
-            await expect(dialog.locator(".batch-list li", has_text=path)).to_have_text(
-                f"agent-a in Claude Code edits {path}"
-            )
+            edit_item = dialog.locator(".batch-list li", has_text=path)
+            await expect(edit_item).to_contain_text(f"agent-a in Claude Code edits {path}")
             await expect(dialog.locator(".batch-list li", has_text="NOTES.md")).to_contain_text(
                 "writes 3 lines to /home/alice/api/NOTES.md"
             )
             await expect(dialog).not_to_contain_text("May the agent run")
+            # The change itself on demand: hidden until asked for, then the card's own diff.
+            change = edit_item.locator("pre.diff")
+            await expect(change).to_be_hidden()
+            await edit_item.get_by_text("Show the change").click()
+            await expect(change.locator(".removed", has_text="total = 0")).to_be_visible()
+            await expect(change.locator(".added", has_text="total = Decimal(0)")).to_be_visible()
+            written = dialog.locator(".batch-list li", has_text="NOTES.md")
+            await written.get_by_text("Show what it writes").click()
+            await expect(written.locator("pre.write")).to_contain_text("two")
             assert await dialog.evaluate(LAYOUT_PROBLEMS) == []
             assert await serious_violations(page) == []
             await page.screenshot(path=str(ARTIFACTS / f"triage-batch-files-{width}.png"))
