@@ -134,8 +134,9 @@ def _client_document_problem(request: HttpRequest) -> dict[str, str] | None:
         "description": reason,
         "you": (
             "Starting again from the agent fails the same way while its document cannot be fetched. Connect the "
-            "agent with a token instead (Agents, in the top bar: create one and give it to the agent as "
-            "Authorization: Bearer), or ask the client's maker to publish the document where this server can reach it."
+            "agent with a token instead: make one on the Agents page and give it to the agent as its "
+            "Authorization: Bearer header. Or ask the client's maker to publish the document where this server can "
+            "reach it."
         ),
         "admin": (
             f"An admin of this server can let it reach {host} over https, or register the client by hand in the "

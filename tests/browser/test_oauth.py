@@ -13,7 +13,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 import pytest
@@ -23,7 +23,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from playwright.async_api import Browser, Page, expect
 
-from testing.browser import SMALL_OR_WIDE, open_question, serious_violations, synced
+from testing.browser import (
+    LAYOUT_PROBLEMS,
+    SMALL_OR_WIDE,
+    VIEWPORTS,
+    log_in,
+    open_question,
+    serious_violations,
+    synced,
+)
 from testing.live import PASSWORD, LiveServer, free_port
 from testing.ts_client import ts_clients
 
@@ -265,3 +273,44 @@ async def test_the_typescript_sdk_signs_in_and_asks_as_the_person(
     assert revoked.status_code == 200
     assert await mcp_status(server, access_token) == 401
     await context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+async def test_a_client_document_that_cannot_be_fetched_names_both_ways_out_on_the_page(
+    live_server_proc: LiveServer, browser: Browser, width: int, height: int
+) -> None:
+    """Issue 55, point 13: the page said "Start again from the agent", which fails the same way."""
+    server = live_server_proc
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, server)
+    # A client named by its document's address, on a host nobody answers for (.invalid never resolves).
+    document = "https://client.invalid/oauth/claude-code.json"
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": document,
+            "redirect_uri": f"http://127.0.0.1:{free_port()}/callback",
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGKSh9kBPA",
+            "code_challenge_method": "S256",
+            "state": "s",
+        }
+    )
+    response = await page.goto(f"{server.url}/oauth/authorize/?{query}")
+    assert response is not None and response.status == 400
+    await expect(page.get_by_role("heading", name="This sign-in can't go on")).to_be_visible()
+    await expect(page.get_by_role("alert")).to_contain_text("client.invalid")
+    yours = page.get_by_role("heading", name="What you can do")
+    admins = page.get_by_role("heading", name="What the server's admin can do")
+    await expect(yours).to_be_visible()
+    await expect(admins).to_be_visible()
+    await expect(page.locator("section.consent")).to_contain_text("Connect the agent with a token instead")
+    await expect(page.locator("section.consent")).to_contain_text("HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS=0")
+    await expect(page.locator("section.consent")).not_to_contain_text("Start again from the agent that sent you")
+    await expect(page.locator("section.consent").get_by_role("link", name="Open the Agents page to make a token")).to_have_attribute(
+        "href", "/agents/"
+    )
+    assert await page.evaluate(SMALL_OR_WIDE) == []
+    assert await page.locator("section.consent").evaluate(LAYOUT_PROBLEMS) == []
+    assert await serious_violations(page) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / f"oauth-client-document-failed-{width}.png"), full_page=True)
