@@ -16,11 +16,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import models, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from approvals import shell
+from audit import chain
+from audit.audited import Audited
 from projects.models import Project, Role
 from tokens.models import AgentToken
 
@@ -82,8 +84,10 @@ def default_expiry() -> Any:
     return timezone.now() + timedelta(days=settings.HOOKBRIDGE_RULE_DAYS)
 
 
-class ApprovalRule(models.Model):
+class ApprovalRule(Audited):
     """A tool, and a command, a command prefix, a path or a pattern (+ project, + folder) -> allow or deny."""
+
+    audit_noun = "rule"
 
     position = models.PositiveIntegerField(default=100, help_text="Shown in this order, lowest first.")
     tool_pattern = models.CharField(
@@ -276,8 +280,10 @@ def path_matches(pattern: str, path: str, cwd: str) -> bool:
     return re.fullmatch(regex.replace(r"\?", "[^/]"), target) is not None
 
 
-class ApprovalPolicy(models.Model):
+class ApprovalPolicy(Audited):
     """Who must decide a project's approvals that match, what happens over time, and what nobody deciding means."""
+
+    audit_noun = "policy"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="approval_policies")
     position = models.PositiveIntegerField(default=100, help_text="Tried in this order; the first match applies.")
@@ -325,9 +331,11 @@ class ApprovalPolicy(models.Model):
             raise ValidationError({"quorum": "at least 1"})
 
 
-class Grant(models.Model):
+class Grant(Audited):
     """A person's "Allow for this session, N minutes": the same tool and command prefix, in that one session, is
     allowed at once until it expires or is revoked (approvals.grants)."""
+
+    audit_noun = "grant"
 
     session = models.ForeignKey("lifecycle.AgentSession", on_delete=models.CASCADE, related_name="grants")
     tool_name = models.CharField(max_length=200)
@@ -383,8 +391,16 @@ class Grant(models.Model):
 
     def revoke(self, by: str) -> bool:
         """Ends it now; False when it had ended already."""
-        done = Grant.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
-            revoked_at=timezone.now(), revoked_by=by
-        )
+        # Atomic: the grant ends and the record says so, together.
+        with transaction.atomic():
+            done = Grant.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+                revoked_at=timezone.now(), revoked_by=by
+            )
+            if done:
+                chain.record("grant.revoked", project=self._audit_project(), target=self.audit_target(),
+                             target_id=self.pk, details={"revoked_by": by})  # fmt: skip
         self.refresh_from_db()
         return bool(done)
+
+    def _audit_project(self) -> Any:
+        return self.session.project

@@ -44,6 +44,8 @@ from django.utils.dateparse import parse_date, parse_datetime, parse_time
 
 from approvals import policies, rules
 from approvals.models import ApprovalPolicy, ApprovalRule, CompiledRule, Fallback
+from audit import chain
+from core import acting
 from projects.models import OnCallSchedule, OnCallTurn, Project, Role, on_call_name
 from questions.kinds import Kind
 from questions.models import Question, Status
@@ -468,8 +470,10 @@ def apply(found: PolicyFile, *, by: Any = None) -> list[str]:
     }
     # One transaction: every worker sees the old set or the new one, never a project with half its rules.
     with transaction.atomic():
-        ApprovalRule.objects.filter(project=found.project).delete()
-        ApprovalPolicy.objects.filter(project=found.project).delete()
+        # One by one, through the models: each removal is in the audit record too.
+        for old in [*ApprovalRule.objects.filter(project=found.project),
+                    *ApprovalPolicy.objects.filter(project=found.project)]:  # fmt: skip
+            old.delete()
         names = {schedule.name.lower() for schedule, _ in found.schedules}
         kept = OnCallSchedule.objects.filter(project=found.project).exclude(source__in=["", "admin"])
         for stale in kept:
@@ -492,18 +496,22 @@ def apply(found: PolicyFile, *, by: Any = None) -> list[str]:
         for policy in found.approvals:
             policy.source = found.source[:300]
             policy.save()
-    after_rules = [_rule_key(r) for r in found.rules]
-    after_policies = [_policy_key(p) for p in found.approvals]
-    changes = [f"- rule {key}" for key in sorted(before_rules - set(after_rules))]
-    changes += [f"+ rule {key}" for key in after_rules if key not in before_rules]
-    changes += [f"- approval policy {key}" for key in sorted(before_policies - set(after_policies))]
-    changes += [f"+ approval policy {key}" for key in after_policies if key not in before_policies]
-    after_schedules = {
-        describe_schedule(schedule, schedule.rota())
-        for schedule in OnCallSchedule.objects.filter(project=found.project)
-    }
-    changes += [f"- {key}" for key in sorted(before_schedules - after_schedules)]
-    changes += [f"+ {key}" for key in sorted(after_schedules - before_schedules)]
+        after_rules = [_rule_key(r) for r in found.rules]
+        after_policies = [_policy_key(p) for p in found.approvals]
+        changes = [f"- rule {key}" for key in sorted(before_rules - set(after_rules))]
+        changes += [f"+ rule {key}" for key in after_rules if key not in before_rules]
+        changes += [f"- approval policy {key}" for key in sorted(before_policies - set(after_policies))]
+        changes += [f"+ approval policy {key}" for key in after_policies if key not in before_policies]
+        after_schedules = {
+            describe_schedule(schedule, schedule.rota())
+            for schedule in OnCallSchedule.objects.filter(project=found.project)
+        }
+        changes += [f"- {key}" for key in sorted(before_schedules - after_schedules)]
+        changes += [f"+ {key}" for key in sorted(after_schedules - before_schedules)]
+        applied = {"source": found.source[:300], "changes": changes[:500], "rules": len(after_rules),
+                   "approval_policies": len(after_policies)}  # fmt: skip
+        chain.record("policy.applied", acting.by(by), project=found.project, target=f"policy file {found.source}",
+                     details=applied)  # fmt: skip
     return changes
 
 

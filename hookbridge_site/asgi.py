@@ -16,10 +16,11 @@ django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application() doe
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from claudecode import endpoint as claude_hooks  # noqa: E402
-from core import broadcast, collector, runtime  # noqa: E402
+from core import acting, broadcast, collector, runtime  # noqa: E402
 from core.asgi_handler import HookBridgeASGIHandler  # noqa: E402
 from core.asgi_io import headers_only_for_head  # noqa: E402
 from core.compat.anyio_tasks import free_cancelled_tasks  # noqa: E402
@@ -28,7 +29,7 @@ from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
-from notify import dispatcher  # noqa: E402
+from notify import audit_watch, dispatcher  # noqa: E402
 from questions import sweeper  # noqa: E402
 from tokens.websocket import BearerTokenAuth  # noqa: E402
 
@@ -38,10 +39,22 @@ django_asgi_app = HookBridgeASGIHandler()
 mcp_app = MCPRouter(build_http_app)
 
 
+def _origin(scope: Scope) -> acting.Origin:
+    """Where the request came from, for the audit record: behind a trusted proxy, its X-Forwarded-For."""
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers", ())}
+    ip = (scope.get("client") or ("",))[0] or ""
+    if settings.HOOKBRIDGE_TRUST_PROXY_HEADERS and (forwarded := headers.get("x-forwarded-for", "").split(",")[0]):
+        ip = forwarded.strip()
+    return acting.origin_of(ip, headers.get("user-agent", ""), headers.get("traceparent", ""))
+
+
 async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
+    acting.origin_now.set(_origin(scope))
+    acting.actor_now.set(None)
     broadcast.bind_server_loop()
     sweeper.ensure_running()
     dispatcher.ensure_running()
+    audit_watch.ensure_running()
     collector.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)

@@ -37,6 +37,7 @@ COMMANDS = {
     "project": "project",
     "policy": "policy",
     "purge": "purge",
+    "audit": "audit",
     "migrate": "migrate",
 }
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
@@ -28,6 +28,9 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware
 from django.middleware.csrf import CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware
+
+from core import acting
+from tokens.auth import client_address
 
 
 class OnTheLoop:
@@ -101,3 +104,50 @@ class FrameOptions(OnTheLoop, XFrameOptionsMiddleware):
 
 class ContentSecurityPolicy(OnTheLoop, CSPMiddleware):
     pass
+
+
+class Acting:
+    """Who acts in a page request, and from where, for the audit record (core.acting): its signed-in person,
+    looked up only if something is recorded; its address, agent and trace id. Reset after the response, so a
+    thread serving requests one after another (the test client, WSGI) never lends one request's to the next."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def _set(self, request: HttpRequest) -> tuple[Any, Any]:
+        user = getattr(request, "user", None)
+
+        def who() -> acting.Actor:
+            return acting.person(user) if user is not None and user.is_authenticated else acting.SYSTEM
+
+        headers = request.headers
+        where = acting.origin_of(
+            client_address(request) or "", headers.get("User-Agent", ""), headers.get("traceparent", "")
+        )
+        return acting.actor_now.set(who), acting.origin_now.set(where)
+
+    @staticmethod
+    def _reset(tokens: tuple[Any, Any]) -> None:
+        acting.actor_now.reset(tokens[0])
+        acting.origin_now.reset(tokens[1])
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if iscoroutinefunction(self):
+            return self.__acall__(request)
+        tokens = self._set(request)
+        try:
+            return self.get_response(request)
+        finally:
+            self._reset(tokens)
+
+    async def __acall__(self, request: HttpRequest) -> Any:
+        tokens = self._set(request)
+        try:
+            return await self.get_response(request)
+        finally:
+            self._reset(tokens)

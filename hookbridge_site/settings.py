@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     # Bottom to top (docs/architecture.md); import-linter holds the order.
     "core.apps.CoreConfig",
+    "audit",
     "projects",
     "tokens",
     "lifecycle",
@@ -109,6 +110,7 @@ MIDDLEWARE = [
     "hookbridge_site.middleware.Common",
     "hookbridge_site.middleware.Csrf",
     "hookbridge_site.middleware.Authentication",
+    "hookbridge_site.middleware.Acting",
     "hookbridge_site.middleware.Messages",
     "hookbridge_site.middleware.FrameOptions",
     "django_htmx.middleware.HtmxMiddleware",
@@ -294,6 +296,19 @@ HOOKBRIDGE_SLACK_CHANNEL_DECIDES = env_bool("HOOKBRIDGE_SLACK_CHANNEL_DECIDES", 
 # HOOKBRIDGE_VAPID_KEY_FILE. The subject push services may write to about it (mailto: or https:).
 HOOKBRIDGE_VAPID_PRIVATE_KEY = env_str("HOOKBRIDGE_VAPID_PRIVATE_KEY", "")
 HOOKBRIDGE_VAPID_KEY_FILE = HOOKBRIDGE_DATA_DIR / "vapid_private_key.pem"
+
+# The audit record (audit/, docs/audit.md): its checkpoints are signed with this Ed25519 key (32 bytes,
+# base64; `python -m audit.signing` makes one), else one generated once into the data folder. A checkpoint
+# every this many entries, and at the first entry this many minutes after the last checkpoint.
+HOOKBRIDGE_AUDIT_SIGNING_KEY = env_str("HOOKBRIDGE_AUDIT_SIGNING_KEY")
+HOOKBRIDGE_AUDIT_SIGNING_KEY_FILE = HOOKBRIDGE_DATA_DIR / "audit_signing_key"
+# Every worker of a team server signs with the same key: set HOOKBRIDGE_AUDIT_SIGNING_KEY on each. After a
+# rotation, the old public keys (base64, comma-separated) still verify the checkpoints they signed.
+HOOKBRIDGE_AUDIT_PREVIOUS_KEYS = env_list("HOOKBRIDGE_AUDIT_PREVIOUS_KEYS", [])
+HOOKBRIDGE_AUDIT_CHECKPOINT_EVERY = env_int("HOOKBRIDGE_AUDIT_CHECKPOINT_EVERY", 100, minimum=1)
+HOOKBRIDGE_AUDIT_CHECKPOINT_MINUTES = env_int("HOOKBRIDGE_AUDIT_CHECKPOINT_MINUTES", 60, minimum=1)
+# Verify the record this often (hours; 0: only when asked), and mail the admins when it fails (notify.audit_watch).
+HOOKBRIDGE_AUDIT_VERIFY_HOURS = env_int("HOOKBRIDGE_AUDIT_VERIFY_HOURS", 24, minimum=0)
 HOOKBRIDGE_VAPID_SUBJECT = env_str("HOOKBRIDGE_VAPID_SUBJECT", "")
 # The push services a subscription's endpoint may be on: a host (https), "*.host" for its subdomains, or a
 # whole origin. Only these: the server posts to an endpoint a browser gave it, and a free URL would let anyone
@@ -473,9 +488,13 @@ HOOKBRIDGE_STDIO_OPEN_BROWSER = env_bool("HOOKBRIDGE_OPEN_BROWSER", True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s%(trace)s: %(message)s"}},
+    # A line logged while serving a request names its trace (the W3C traceparent's, else the request's own id).
+    "filters": {"trace": {"()": "core.acting.TraceIdFilter"}},
     # stderr only: the stdio MCP transport owns stdout.
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain"}},
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "stream": sys.stderr, "formatter": "plain", "filters": ["trace"]}
+    },
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
         "mcp": {"level": env_str("MCP_LOG_LEVEL", "WARNING").upper()},

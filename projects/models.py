@@ -19,6 +19,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models, transaction
 from django.utils import timezone
 
+from audit.audited import Audited
+
 DEFAULT_NAME = "default"
 NAME_LENGTH = 100
 
@@ -107,7 +109,11 @@ class Project(models.Model):
         return membership
 
     def remove_member(self, user: Any) -> bool:
-        removed, _ = Membership.objects.filter(project=self, user=user).delete()
+        # One by one, through the model: each removal is recorded (audit).
+        removed = 0
+        for membership in Membership.objects.filter(project=self, user=user):
+            membership.delete()
+            removed += 1
         return bool(removed)
 
 
@@ -145,7 +151,8 @@ class InProject(models.Model):
         super().save(*args, **kwargs)
 
 
-class Membership(models.Model):
+class Membership(Audited):
+    audit_noun = "member"
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANSWERER)
@@ -157,6 +164,14 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.project}: {self.role}"
+
+    def audit_action(self, verb: str, changes: dict[str, Any]) -> str:
+        return {"created": "member.added", "deleted": "member.removed"}.get(verb) or (
+            "member.role_changed" if "role" in changes.get("changes", {}) else "member.changed"
+        )
+
+    def audit_target(self) -> str:
+        return f"member {self.user.get_username()} of {self.project.name}"
 
 
 def _time_zone(name: str) -> None:

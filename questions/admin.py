@@ -6,8 +6,9 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
+from audit.models import Entry
 from core.admin import RecordAdmin
 from core.formatting import duration
 from projects.admin import ProjectScoped, ScopedValuesFilter
@@ -21,7 +22,7 @@ ANSWER_FIELDS = (
 QUESTION_FIELDS = (
     "id", "kind", "text", "options", "allow_free_text", "details", "asker", "asker_name", "session", "status",
     "cancel_reason", "dismissed_by", "timeout_seconds", "asked_in_background", "offered_in_client", "created_at",
-    "resolved_at", "delivered_at",
+    "resolved_at", "delivered_at", "audit_record",
 )  # fmt: skip
 
 
@@ -62,6 +63,22 @@ class QuestionAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Question]):
     inlines = [AnswerInline]
     list_select_related = ["answer", "session"]
 
+    @admin.display(description="Audit record")
+    def audit_record(self, obj: Question) -> str:
+        """The question's own entries in the audit record (audit), oldest first, each linked to its page."""
+        found = Entry.objects.filter(target_id=str(obj.pk)).order_by("seq")
+        if not found:
+            return "—"
+        return format_html_join(
+            "\n",
+            '<p><a href="{}">#{}</a> {} {} by {}</p>',
+            (
+                (reverse("admin:audit_entry_change", args=[e.pk]), e.seq, e.at.strftime("%Y-%m-%d %H:%M:%S"),
+                 e.action, e.actor)
+                for e in found
+            ),
+        )  # fmt: skip
+
     @admin.display(description="Time to answer")
     def time_to_answer(self, obj: Question) -> str:
         waited = obj.time_to_answer
@@ -77,13 +94,14 @@ class QuestionAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Question]):
 
     @admin.action(description="Export selected questions with their answers as CSV")
     def export_csv(self, request: HttpRequest, queryset: QuerySet[Question]) -> HttpResponse:
-        response = HttpResponse(exports.as_csv(queryset.select_related("answer", "session")), content_type="text/csv")
+        body = exports.download(queryset.select_related("answer", "session", "project"), "csv", "admin")
+        response = HttpResponse(body, content_type="text/csv")
         response["Content-Disposition"] = 'attachment; filename="hookbridge-questions.csv"'
         return response
 
     @admin.action(description="Export selected questions with their answers as JSON")
     def export_json(self, request: HttpRequest, queryset: QuerySet[Question]) -> HttpResponse:
-        body = exports.as_json(queryset.select_related("answer", "session"))
+        body = exports.download(queryset.select_related("answer", "session", "project"), "json", "admin")
         response = HttpResponse(body, content_type="application/json")
         response["Content-Disposition"] = 'attachment; filename="hookbridge-questions.json"'
         return response

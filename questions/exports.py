@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from audit import chain
 from questions.models import Question
 from questions.serializers import question_data
 
@@ -61,3 +62,13 @@ def as_csv(questions: Iterable[Question]) -> str:
             {**exported, "answerData": json.dumps(exported["answerData"]) if exported["answerData"] else ""}
         )
     return buffer.getvalue()
+
+
+def download(questions: Iterable[Question], export: str, where: str, query: str = "") -> str:
+    """The questions as `export` (csv or json), with an audit entry saying who took how many, from where."""
+    taken = list(questions)
+    body = as_csv(taken) if export == "csv" else as_json(taken)
+    projects = sorted({question.project.name for question in taken})
+    details = {"format": export, "questions": len(taken), "from": where, "filters": query[:1000], "projects": projects}
+    chain.record("export.downloaded", target=f"{len(taken)} questions as {export}", details=details)
+    return body

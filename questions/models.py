@@ -20,6 +20,8 @@ from django.contrib.auth import get_user_model
 from django.db import models, transaction
 from django.utils import timezone
 
+from audit import chain
+from core import acting
 from core.signals import send_on_commit
 from lifecycle.models import AgentSession
 from projects.access import of_user
@@ -497,6 +499,10 @@ class Question(InProject):
                 source=source,
                 created_at=now,
             )
+            ruled = {"answer": reply.text[:1000], "data": reply.data, "source": source, "asker": asker_name,
+                     "digest": str(payload.get("digest") or "")}  # fmt: skip
+            chain.record("approval.decided", acting.Actor("system", by_name[:200]), project=question.project,
+                         target=f"{kind} {question.pk}", target_id=question.pk, details=ruled)  # fmt: skip
         return question
 
     def record_answer(
@@ -548,6 +554,7 @@ class Question(InProject):
         source: str,
         remote_addr: str | None,
         images: Sequence[Image] = (),
+        action: str = "",
     ) -> Answer:
         """The one conditional update that decides (inside the caller's transaction); AlreadyResolved if too late."""
         now = timezone.now()
@@ -577,8 +584,34 @@ class Question(InProject):
             for n, image in enumerate(images)
         )
         self.status, self.resolved_at = Status.ANSWERED, now
+        self._record_decision(answer, reply, user, by_token, action)
         send_on_commit(signals.question_resolved, Question, question_id=self.pk, answer=answer)
         return answer
+
+    def _record_decision(
+        self, answer: Answer, reply: Reply, user: Any, by_token: AgentToken | None, action: str
+    ) -> None:
+        """The answer's audit entry, in its transaction: who, through what, and the digest of what they saw."""
+        if not action:
+            action = "approval.decided" if self.kind == Kind.APPROVAL.value else "question.answered"
+        if answer.source == "policy":
+            actor = acting.Actor("system", answer.answered_by)
+            action = "approval.fallback"
+        elif user is not None or by_token is not None:
+            actor = acting.by(user, by_token)
+        else:
+            actor = acting.actor()
+        # An edited input may be long: past 4,000 characters only the decision is kept (the answer row has it all).
+        data = reply.data
+        if len(json.dumps(data, default=str)) > 4000:
+            data = {"behavior": data.get("behavior")}
+        details = {
+            "answer": reply.text[:1000], "option": reply.option, "data": data, "source": answer.source,
+            "answered_by": answer.answered_by, "asker": self.asker_name,
+            "digest": str(self.payload.get("digest") or ""),
+        }  # fmt: skip
+        chain.record(action, actor, project=self.project, target=f"{self.kind} {self.pk}", target_id=self.pk,
+                     details=details, ip=answer.remote_addr)  # fmt: skip
 
     def _vote(
         self,
@@ -633,19 +666,14 @@ class Question(InProject):
                     f"{timezone.localtime(earlier.created_at):%H:%M}; {policy} needs someone else.",
                 )
             reason = str(reply.data.get("message") or "") if not allowed else break_glass
-            Vote.objects.create(
-                question=self,
-                user=person,
-                decision="allow" if allowed else "deny",
-                reason=reason[:1000],
-                source=source,
-                break_glass=bool(break_glass),
-                digest=str(self.payload.get("digest") or ""),
-            )
+            self._cast_vote(person, by_token, allowed, policy, quorum, source, reason, bool(break_glass), remote_addr)
             if not allowed or break_glass:
                 named = f"{person.get_username()} (break-glass: {break_glass})" if break_glass else None
                 decided = Reply(f"{reply.text} ({named})", reply.data, reply.option) if named else reply
-                return self._answer(decided, named or person.get_username(), person, by_token, source, remote_addr)
+                action = "approval.break_glass" if break_glass else ""
+                return self._answer(
+                    decided, named or person.get_username(), person, by_token, source, remote_addr, action=action
+                )
             counted = list(
                 Vote.objects.filter(question=self, decision="allow")
                 .order_by("created_at", "pk")
@@ -657,6 +685,28 @@ class Question(InProject):
                 return self._answer(decided, names, person, by_token, source, remote_addr)
             send_on_commit(signals.vote_counted, Question, question_id=self.pk)
         raise VoteCounted(self, counted, quorum)
+
+    def _cast_vote(
+        self,
+        person: Any,
+        by_token: AgentToken | None,
+        allowed: bool,
+        policy: str,
+        quorum: int,
+        source: str,
+        reason: str,
+        break_glass: bool,
+        ip: str | None,
+    ) -> None:
+        """One person's vote, and its audit entry with the digest of the input they were shown (in the caller's
+        transaction)."""
+        decision, digest = "allow" if allowed else "deny", str(self.payload.get("digest") or "")
+        Vote.objects.create(question=self, user=person, decision=decision, reason=reason[:1000], source=source,
+                            break_glass=break_glass, digest=digest)  # fmt: skip
+        said = {"decision": decision, "policy": policy, "quorum": quorum, "source": source, "reason": reason[:1000],
+                "digest": digest}  # fmt: skip
+        chain.record("approval.voted", acting.by(person, by_token), project=self.project,
+                     target=f"approval {self.pk}", target_id=self.pk, details=said, ip=ip)  # fmt: skip
 
     def _check_eligible(self, person: Any, policy: str) -> None:
         """Whether `person` may decide under the requirement's deciders (default: the project's answerers)."""
@@ -740,9 +790,14 @@ class Question(InProject):
 
     def dismiss(self, by: str) -> None:
         """A person declines to answer; the agent is told to go on by its own judgement."""
-        dismissed = self._finish(
-            ANSWERABLE, status=Status.CANCELLED, cancel_reason=CancelReason.DISMISSED, dismissed_by=by
-        )
+        # Atomic: the dismissal and its audit entry land together.
+        with transaction.atomic():
+            dismissed = self._finish(
+                ANSWERABLE, status=Status.CANCELLED, cancel_reason=CancelReason.DISMISSED, dismissed_by=by
+            )
+            if dismissed:
+                chain.record("question.dismissed", project=self.project, target=f"{self.kind} {self.pk}",
+                             target_id=self.pk, details={"dismissed_by": by, "asker": self.asker_name})  # fmt: skip
         if not dismissed:
             raise AlreadyResolved(self)
 

@@ -213,7 +213,7 @@ def history(request: HtmxHttpRequest) -> HttpResponse:
     questions = access.of_request(request).visible(filters.questions())
     export = request.GET.get("format")
     if export in ("csv", "json"):
-        body = exports.as_csv(questions) if export == "csv" else exports.as_json(questions)
+        body = exports.download(questions.select_related("project"), export, "history", request.GET.urlencode())
         response = HttpResponse(body, content_type="text/csv" if export == "csv" else "application/json")
         response["Content-Disposition"] = f'attachment; filename="hookbridge-history.{export}"'
         return response

@@ -14,13 +14,14 @@ away without a signal holds here within it, and `last_used_at` stays as fresh as
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from core import broadcast, runtime
+from core import acting, broadcast, runtime
 from core.db import database_sync_to_async
 from tokens import runtime as state
 from tokens.models import LAST_USED_PRECISION, AgentToken, digest
@@ -80,6 +81,9 @@ async def authenticate(raw: str) -> AgentToken | None:
         heard = state.token_changes_heard
         token = await database_sync_to_async(AgentToken.authenticate)(raw)
         _remember(key, token, heard)
+    if token is not None:
+        # What this request changes is recorded as this token's doing (audit); its owner is looked up only then.
+        acting.actor_now.set(functools.partial(acting.token, token))
     return token
 
 

@@ -17,7 +17,9 @@ from django.db import models, transaction
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
-from core import jsonapi
+from audit import chain
+from audit.audited import Audited
+from core import acting, jsonapi
 from projects.models import Project
 
 TOKEN_PREFIX = "hb_"
@@ -47,7 +49,9 @@ class AgentTokenQuerySet(models.QuerySet["AgentToken"]):
         )
 
 
-class AgentToken(models.Model):
+class AgentToken(Audited):
+    audit_noun = "token"
+    audit_hidden = frozenset({"token_hash", "last_used_at"})
     name = models.CharField(max_length=NAME_LENGTH, help_text="Who is asking: shown on the dashboard.")
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
     # The first characters of the raw token, so an admin can tell tokens apart.
@@ -93,6 +97,15 @@ class AgentToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…, {self.scope})"
+
+    def audit_action(self, verb: str, changes: dict[str, Any]) -> str:
+        revoked = changes.get("changes", {}).get("revoked_at")
+        if verb == "changed" and revoked and revoked[0] is None:
+            return "token.revoked"
+        return {"created": "token.issued"}.get(verb, f"token.{verb}")
+
+    def audit_target(self) -> str:
+        return f"token {self.name} ({self.prefix}…)"
 
     @property
     def is_active(self) -> bool:
@@ -187,6 +200,9 @@ class AgentToken(models.Model):
                 token.project = project or Project.default()
                 token.set_new_secret()
                 token.save()
+                granted = {"client": client.name, "client_id": str(client.client_id)[:300]}
+                chain.record("oauth.granted", acting.person(user), project=token.project, target=token.audit_target(),
+                             target_id=token.pk, details=granted)  # fmt: skip
         return token
 
     @classmethod

@@ -208,3 +208,24 @@ def test_raising_a_policy_s_quorum_lists_what_one_person_allowed_alone(shop: Sho
         f"/admin/approvals/approvalpolicy/{policy.pk}/change/", {**form, "deciders": '["on-call:nosuch"]'}
     ).content.decode()
     assert "shop has no on-call schedule named" in refused
+
+
+def test_a_rule_saved_in_the_admin_and_a_policy_file_applied_are_each_in_the_audit_record(
+    shop: Shop, tmp_path: Path
+) -> None:
+    from audit.models import Entry
+
+    client = admin_of_shop(shop)
+    client.post(
+        "/admin/approvals/approvalrule/add/", rule_form(command_prefix="make docs", project=str(shop.project.pk))
+    )
+    created = Entry.objects.get(action="rule.created")
+    assert (created.actor, created.project) == ("adm", shop.project.name)
+    assert created.details["after"]["command_prefix"] == "make docs"
+    shop.apply(tmp_path, "project: shop\napprovals:\n  - name: pushes\n    match: {command_prefix: 'git push'}\n")
+    applied = Entry.objects.get(action="policy.applied")
+    assert applied.actor.endswith("(command line)")
+    assert "+ approval policy pushes" in " ".join(applied.details["changes"])
+    assert Entry.objects.filter(action="rule.deleted", target_id=str(created.target_id)).count() == 1, (
+        "the file replaced the admin's rule, and the record says so"
+    )

@@ -296,7 +296,8 @@ async def test_a_client_document_that_cannot_be_fetched_names_both_ways_out_on_t
         }
     )
     response = await page.goto(f"{server.url}/oauth/authorize/?{query}")
-    assert response is not None and response.status == 400
+    assert response is not None
+    assert response.status == 400
     await expect(page.get_by_role("heading", name="This sign-in can't go on")).to_be_visible()
     await expect(page.get_by_role("alert")).to_contain_text("client.invalid")
     yours = page.get_by_role("heading", name="What you can do")
@@ -306,9 +307,9 @@ async def test_a_client_document_that_cannot_be_fetched_names_both_ways_out_on_t
     await expect(page.locator("section.consent")).to_contain_text("Connect the agent with a token instead")
     await expect(page.locator("section.consent")).to_contain_text("HOOKBRIDGE_OAUTH_CLIENT_DOCUMENTS=0")
     await expect(page.locator("section.consent")).not_to_contain_text("Start again from the agent that sent you")
-    await expect(page.locator("section.consent").get_by_role("link", name="Open the Agents page to make a token")).to_have_attribute(
-        "href", "/agents/"
-    )
+    await expect(
+        page.locator("section.consent").get_by_role("link", name="Open the Agents page to make a token")
+    ).to_have_attribute("href", "/agents/")
     assert await page.evaluate(SMALL_OR_WIDE) == []
     assert await page.locator("section.consent").evaluate(LAYOUT_PROBLEMS) == []
     assert await serious_violations(page) == []

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from django.db import models, transaction
 from django.utils import timezone
 
+from audit import chain
 from core import commands
 from hooks.models import HookRun
 from lifecycle.models import AgentSession, LifecycleEvent
@@ -31,8 +32,13 @@ class Command(commands.Command):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--older-than", required=True, help="e.g. 90d, 12h or 4w")
         parser.add_argument("--dry-run", action="store_true", help="Say what would be removed, remove nothing.")
+        parser.add_argument(
+            "--audit",
+            action="store_true",
+            help="Also the audit record's entries older than that, behind its last signed checkpoint then.",
+        )
 
-    def handle(self, *args: Any, older_than: str, dry_run: bool, **options: Any) -> None:
+    def handle(self, *args: Any, older_than: str, dry_run: bool, audit: bool = False, **options: Any) -> None:
         cutoff = timezone.now() - parse_age(older_than)
         questions = Question.objects.exclude(status=Status.PENDING).filter(created_at__lt=cutoff)
         events = LifecycleEvent.objects.filter(created_at__lt=cutoff)
@@ -55,3 +61,11 @@ class Command(commands.Command):
                 runs.delete()
         for what, count in counts.items():
             self.stdout.write(f"{verb} {count} {what} older than {cutoff:%Y-%m-%d %H:%M} UTC.")
+        if audit and not dry_run:
+            dropped, through = chain.purge_before(cutoff)
+            if through:
+                self.stdout.write(
+                    f"Removed {dropped} audit entries through seq {through}, behind its signed checkpoint."
+                )
+            else:
+                self.stdout.write("Removed no audit entries: no signed checkpoint is that old yet.")
