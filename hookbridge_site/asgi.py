@@ -29,7 +29,7 @@ from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
-from notify import audit_watch, dispatcher  # noqa: E402
+from notify import audit_stream, audit_watch, dispatcher  # noqa: E402
 from questions import sweeper  # noqa: E402
 from tokens.websocket import BearerTokenAuth  # noqa: E402
 
@@ -55,6 +55,7 @@ async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
     sweeper.ensure_running()
     dispatcher.ensure_running()
     audit_watch.ensure_running()
+    audit_stream.ensure_running()
     collector.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)

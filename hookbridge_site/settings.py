@@ -309,6 +309,10 @@ HOOKBRIDGE_AUDIT_CHECKPOINT_EVERY = env_int("HOOKBRIDGE_AUDIT_CHECKPOINT_EVERY",
 HOOKBRIDGE_AUDIT_CHECKPOINT_MINUTES = env_int("HOOKBRIDGE_AUDIT_CHECKPOINT_MINUTES", 60, minimum=1)
 # Verify the record this often (hours; 0: only when asked), and mail the admins when it fails (notify.audit_watch).
 HOOKBRIDGE_AUDIT_VERIFY_HOURS = env_int("HOOKBRIDGE_AUDIT_VERIFY_HOURS", 24, minimum=0)
+# Stream every entry, as it is written, to a SIEM's HTTP collector (notify.audit_stream), signed as the webhook
+# is with this secret (X-HookBridge-Signature).
+HOOKBRIDGE_AUDIT_STREAM_URL = env_url("HOOKBRIDGE_AUDIT_STREAM_URL", "")
+HOOKBRIDGE_AUDIT_STREAM_SECRET = env_str("HOOKBRIDGE_AUDIT_STREAM_SECRET", "")
 HOOKBRIDGE_VAPID_SUBJECT = env_str("HOOKBRIDGE_VAPID_SUBJECT", "")
 # The push services a subscription's endpoint may be on: a host (https), "*.host" for its subdomains, or a
 # whole origin. Only these: the server posts to an endpoint a browser gave it, and a free URL would let anyone

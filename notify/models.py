@@ -274,3 +274,16 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{'sent' if self.ok else 'failed'} at {self.at:%H:%M:%S}" + (f": {self.error}" if self.error else "")
+
+
+class AuditStreamCursor(models.Model):
+    """How far the audit record has been streamed to HOOKBRIDGE_AUDIT_STREAM_URL (one row): the next post starts
+    after `sent_through`. Moved only forward, and only after the receiver took the post, so every entry reaches it
+    at least once; two workers posting the same batch send it twice, and the receiver drops repeats by seq."""
+
+    sent_through = models.PositiveBigIntegerField(default=0)
+    failing_since = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+
+    def __str__(self) -> str:
+        return f"audit streamed through #{self.sent_through}"

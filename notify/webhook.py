@@ -52,10 +52,12 @@ def signed_headers(body: bytes, secret: str, now: float | None = None) -> dict[s
     return headers
 
 
-def post(url: str, payload: dict[str, Any]) -> None:
-    body = json.dumps(payload).encode()
+def post(url: str, payload: dict[str, Any], secret: str | None = None) -> None:
+    """POST `payload` signed with `secret` (default: HOOKBRIDGE_WEBHOOK_SECRET); Failed says why it did not land."""
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    secret = settings.HOOKBRIDGE_WEBHOOK_SECRET if secret is None else secret
     # Signed at each attempt: a retry carries its own time.
-    request = urllib.request.Request(url, data=body, headers=signed_headers(body, settings.HOOKBRIDGE_WEBHOOK_SECRET))
+    request = urllib.request.Request(url, data=body, headers=signed_headers(body, secret))
     try:
         # The URL is the operator's own setting, checked to be http(s) at start-up.
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:

@@ -7,7 +7,7 @@ import datetime
 from collections.abc import Iterator
 
 import pytest
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Locator, Page, expect
 
 from testing import tasks
 from testing.browser import ARTIFACTS, LAYOUT_PROBLEMS, VIEWPORTS, log_in, open_question, serious_violations
@@ -19,19 +19,28 @@ def tasks_server() -> Iterator[LiveServer]:
     yield from serving(HOOKBRIDGE_TASKS="auto")
 
 
+async def asked_in_background(
+    server: LiveServer, browser: Browser, text: str, width: int, height: int
+) -> tuple[Page, Locator]:
+    """A question asked as an MCP task, and its card open on a page of that size."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:
+        handle = await client.session.call_tool("ask_question", {"question": text}, allow_claimed=True)
+    assert isinstance(handle, tasks.TaskHandle)
+    page = await browser.new_page(viewport={"width": width, "height": height})
+    await log_in(page, server)
+    card = await open_question(page, text)
+    await expect(card).to_be_visible(timeout=10_000)
+    return page, card
+
+
 @pytest.mark.parametrize(("width", "height"), VIEWPORTS)
 async def test_a_task_s_card_says_the_agent_goes_on_working(
     tasks_server: LiveServer, browser: Browser, width: int, height: int
 ) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    text = f"Background: ship the release notes ({width})?"
-    async with tasks_server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:
-        handle = await client.session.call_tool("ask_question", {"question": text}, allow_claimed=True)
-    assert isinstance(handle, tasks.TaskHandle)
-    page = await browser.new_page(viewport={"width": width, "height": height})
-    await log_in(page, tasks_server)
-    card = await open_question(page, text)
-    await expect(card).to_be_visible(timeout=10_000)
+    page, card = await asked_in_background(
+        tasks_server, browser, f"Background: ship the release notes ({width})?", width, height
+    )
     await expect(card.locator(".agent-state")).to_have_text(
         "Asked in the background: the agent goes on working, and your answer reaches it as a task result."
     )
@@ -53,14 +62,8 @@ async def test_a_task_nobody_polls_says_the_agent_stopped_asking_then_leaves_the
 ) -> None:
     """Issue 55, point 11: a task whose client stopped polling stayed 'the agent goes on working' for ever."""
     server = short_window_server
-    ARTIFACTS.mkdir(exist_ok=True)
     text = f"Background, polled no more: tag the release ({width})?"
-    async with server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:
-        handle = await client.session.call_tool("ask_question", {"question": text}, allow_claimed=True)
-    assert isinstance(handle, tasks.TaskHandle)
-    page = await browser.new_page(viewport={"width": width, "height": height})
-    await log_in(page, server)
-    card = await open_question(page, text)
+    page, card = await asked_in_background(server, browser, text, width, height)
     state = card.locator(".agent-state")
     await expect(state).to_contain_text("the agent goes on working")
     # Its client polled once and never again: as if two minutes had passed since.
