@@ -33,7 +33,7 @@ class AppendOnly(models.Model):
 class Entry(AppendOnly):
     # Gapless from 1 (or from the checkpoint a purge left): the chain's order.
     seq = models.PositiveBigIntegerField(unique=True)
-    at = models.DateTimeField()
+    at = models.DateTimeField("when")
     actor_kind = models.CharField(max_length=16)  # person, token, system
     actor = models.CharField(max_length=200)  # as people read it: "alice", "token agent-a (of alice)"
     actor_id = models.CharField(max_length=64, blank=True)  # the person's or token's id, kept after a delete

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import fcntl
 import hashlib
@@ -44,6 +45,10 @@ METRICS_TOKEN = "scrape-the-live-server"
 # Where the tests' daphne workers come from: set (conftest.py), a fork of one interpreter per test worker that has
 # imported the libraries already (testing.forkserver); unset (the benchmarks, which time real starts), a new one.
 fork_server: ForkServer | None = None
+
+
+# 32 bytes an Ed25519 private key is made from: fixed, so every test server verifies every other's checkpoints.
+E2E_AUDIT_KEY = base64.b64encode(hashlib.sha256(b"e2e audit signing key, not for production").digest()).decode()
 
 
 def untraced(env: Mapping[str, str]) -> dict[str, str]:
@@ -146,7 +151,16 @@ def prepared_template(root: Path, env: dict[str, str], username: str) -> tuple[P
     its tokens, renamed into place whole: two workers preparing at once keep one pair, never a mix.
     """
     migrated = migrated_template(root, env)
-    key = "\0".join([str(migrated), PREPARE, username, env.get("DJANGO_SETTINGS_MODULE", "")])
+    # The audit key too: the entries PREPARE writes are checkpointed with it.
+    key = "\0".join(
+        [
+            str(migrated),
+            PREPARE,
+            username,
+            env.get("DJANGO_SETTINGS_MODULE", ""),
+            env.get("HOOKBRIDGE_AUDIT_SIGNING_KEY", ""),
+        ]
+    )
     folder = migrated.with_name(f"hookbridge-prepared-{hashlib.sha256(key.encode()).hexdigest()[:16]}")
     if not (folder / "tokens.json").exists():
         building = Path(tempfile.mkdtemp(prefix=f"{folder.name}.", dir=folder.parent))
@@ -221,6 +235,9 @@ class LiveServer:
                 # Its own secret, credentials and static files: servers of parallel test workers share no file.
                 "HOOKBRIDGE_DATA_DIR": str(self.tmp / "data"),
                 "SECRET_KEY": "e2e-secret-key-not-for-production",
+                # One audit signing key for every test server, as a team's workers share one: a server's database
+                # starts as a copy of a template another server's process prepared, checkpoints and all.
+                "HOOKBRIDGE_AUDIT_SIGNING_KEY": E2E_AUDIT_KEY,
                 "HOOKBRIDGE_WAIT_SLICE": "0.5",
                 "HOOKBRIDGE_QUESTIONS_PER_MINUTE": "1000",
                 # One token makes every call of a test module, far faster than any agent: no per-token rate.

@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('seq', models.PositiveBigIntegerField(unique=True)),
-                ('at', models.DateTimeField()),
+                ('at', models.DateTimeField(verbose_name='when')),
                 ('actor_kind', models.CharField(max_length=16)),
                 ('actor', models.CharField(max_length=200)),
                 ('actor_id', models.CharField(blank=True, max_length=64)),
