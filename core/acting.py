@@ -51,12 +51,12 @@ def trace_id_of(traceparent: str) -> str:
     return found.group(1)
 
 
-def origin_of(ip: str, user_agent: str, traceparent: str) -> Origin:
-    """A request's origin: its address, agent, a request id of its own, and the caller's trace id or that id."""
+def origin_of(ip: str, user_agent: str, traceparent: str, trace_id: str = "") -> Origin:
+    """A request's origin: its address, agent, a request id of its own, and its trace id: `trace_id` (the tracing
+    span's), else the caller's `traceparent`'s, else the request id."""
     request_id = uuid.uuid4().hex
-    return Origin(
-        ip=ip[:64], user_agent=user_agent[:300], request_id=request_id, trace_id=trace_id_of(traceparent) or request_id
-    )
+    traced = trace_id or trace_id_of(traceparent) or request_id
+    return Origin(ip=ip[:64], user_agent=user_agent[:300], request_id=request_id, trace_id=traced)
 
 
 def origin() -> Origin:

@@ -25,6 +25,7 @@ from core.asgi_handler import HookBridgeASGIHandler  # noqa: E402
 from core.asgi_io import headers_only_for_head  # noqa: E402
 from core.compat.anyio_tasks import free_cancelled_tasks  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
+from hookbridge_site import tracing  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
@@ -45,7 +46,8 @@ def _origin(scope: Scope) -> acting.Origin:
     ip = (scope.get("client") or ("",))[0] or ""
     if settings.HOOKBRIDGE_TRUST_PROXY_HEADERS and (forwarded := headers.get("x-forwarded-for", "").split(",")[0]):
         ip = forwarded.strip()
-    return acting.origin_of(ip, headers.get("user-agent", ""), headers.get("traceparent", ""))
+    traced = tracing.current_trace_id()  # the span's, which continues the caller's traceparent if it sent one
+    return acting.origin_of(ip, headers.get("user-agent", ""), headers.get("traceparent", ""), trace_id=traced)
 
 
 async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
@@ -65,7 +67,7 @@ async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 
 
-http_router = collector.counting_connections(headers_only_for_head(route_http))
+http_router = tracing.wrap(collector.counting_connections(headers_only_for_head(route_http)))
 
 websocket_urlpatterns = dashboard_websockets + lifecycle_websockets + hook_websockets
 

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
@@ -125,10 +126,14 @@ class Acting:
         def who() -> acting.Actor:
             return acting.person(user) if user is not None and user.is_authenticated else acting.SYSTEM
 
-        headers = request.headers
-        where = acting.origin_of(
-            client_address(request) or "", headers.get("User-Agent", ""), headers.get("traceparent", "")
-        )
+        # Under ASGI the router made the request's origin already (with its span's trace id); elsewhere (WSGI, the
+        # test client) it is made here.
+        where = acting.origin_now.get(None) if isinstance(request, ASGIRequest) else None
+        if where is None:
+            headers = request.headers
+            where = acting.origin_of(
+                client_address(request) or "", headers.get("User-Agent", ""), headers.get("traceparent", "")
+            )
         return acting.actor_now.set(who), acting.origin_now.set(where)
 
     @staticmethod

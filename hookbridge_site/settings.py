@@ -313,6 +313,10 @@ HOOKBRIDGE_AUDIT_VERIFY_HOURS = env_int("HOOKBRIDGE_AUDIT_VERIFY_HOURS", 24, min
 # is with this secret (X-HookBridge-Signature).
 HOOKBRIDGE_AUDIT_STREAM_URL = env_url("HOOKBRIDGE_AUDIT_STREAM_URL", "")
 HOOKBRIDGE_AUDIT_STREAM_SECRET = env_str("HOOKBRIDGE_AUDIT_STREAM_SECRET", "")
+# OpenTelemetry (hookbridge_site.tracing; the `otel` extra): spans of every request exported over OTLP/HTTP to this
+# endpoint, under this service name. Unset: no tracing. OpenTelemetry's own OTEL_* variables apply too.
+OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "hookbridge")
 HOOKBRIDGE_VAPID_SUBJECT = env_str("HOOKBRIDGE_VAPID_SUBJECT", "")
 # The push services a subscription's endpoint may be on: a host (https), "*.host" for its subdomains, or a
 # whole origin. Only these: the server posts to an endpoint a browser gave it, and a free URL would let anyone
