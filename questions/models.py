@@ -600,7 +600,10 @@ class Question(InProject):
         elif user is not None or by_token is not None:
             actor = acting.by(user, by_token)
         else:
+            # Whoever acts here (a command's OS user); else the name the channel vouches for ("ann (via link)").
             actor = acting.actor()
+            if actor == acting.SYSTEM:
+                actor = acting.Actor("person", answer.answered_by)
         # An edited input may be long: past 4,000 characters only the decision is kept (the answer row has it all).
         data = reply.data
         if len(json.dumps(data, default=str)) > 4000:

@@ -167,3 +167,12 @@ def test_an_approvals_link_decides_it_with_the_cards_own_form(client: Client, db
     assert 'value="deny"' in html
     assert client.post(url + "answer", {"behavior": "allow"}).status_code == 200
     assert Question.objects.get(pk=approval.pk).answer.data == {"behavior": "allow"}
+
+
+def test_an_answer_through_a_link_is_in_the_audit_record_as_its_recipients(client: Client, asked: Question) -> None:
+    from audit.models import Entry
+
+    client.post(link(asked, "ann@example.com") + "answer", {"option": "green"})
+    entry = Entry.objects.get(action="question.answered")
+    assert (entry.actor_kind, entry.actor) == ("person", "ann@example.com (via link)")
+    assert entry.details["source"] == "link"

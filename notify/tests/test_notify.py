@@ -20,6 +20,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from audit.models import Entry
 from core import runtime
 from lifecycle.models import AgentSession
 from notify import dispatcher, health, policy, steps
@@ -247,6 +248,8 @@ def test_a_signed_press_answers_as_the_person_with_that_email(client: Client, sl
         carol,
         "slack",
     )
+    recorded = Entry.objects.get(action="question.answered")
+    assert (recorded.actor, recorded.actor_id, recorded.details["source"]) == ("carol", str(carol.pk), "slack")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -19,6 +19,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from py_vapid import Vapid02
 
+from audit.models import Entry
 from notify import dispatcher, policy, push, runtime, steps
 from notify.models import Delivery, DeliveryAttempt, Purpose, PushSubscription, Status
 from projects.models import Role
@@ -226,9 +227,12 @@ def test_an_approvals_allow_answers_the_agent_as_that_person_once(world: World, 
     answer = Question.objects.get(pk=question.pk).answer
     assert (answer.answered_by, answer.answered_by_user, answer.source) == ("ann", world.people["ann"], "push")
     assert answer.data == {"behavior": "allow"}
+    recorded = Entry.objects.get(action="approval.decided")
+    assert (recorded.actor, recorded.details["source"]) == ("ann", "push")
     again = act(pushed.payload["token"], "deny")
     assert again.status_code == 409
     assert "Already decided" in again.json()["error"]
+    assert Entry.objects.filter(action="approval.decided").count() == 1, "a refused second press records nothing"
 
 
 @pytest.mark.django_db(transaction=True)
