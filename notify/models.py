@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from audit.audited import Audited
 from notify import policy
 from projects.models import Project
 from questions.models import Question
@@ -30,12 +31,15 @@ def _valid_policy(text: str) -> None:
         raise ValidationError(str(exc)) from None
 
 
-class NotifyPolicy(models.Model):
+class NotifyPolicy(Audited):
     """A project's own escalation, instead of HOOKBRIDGE_NOTIFY: kept by the project's admins.
 
     It belongs to the project by a foreign key, never by a name: a session's project label is free text an
     agent chooses, and a question must never reach the people another project's admins chose (issue 37).
     """
+
+    # Who is told, when: a setting a project changes at run time (settings.changed in the audit record).
+    audit_noun = "notify_policy"
 
     project = models.OneToOneField(
         Project,

@@ -181,13 +181,15 @@ def _time_zone(name: str) -> None:
         raise ValidationError(f"{name!r} is not a time zone (Europe/Berlin, America/New_York, UTC)") from None
 
 
-class OnCallSchedule(models.Model):
+class OnCallSchedule(Audited):
     """A rotation of a project's people: who is on call now, for a policy's `on-call:NAME` (issue 53).
 
     Each shift starts at the hand-off time in the schedule's time zone and lasts `rotation_days`; the people
     take turns in order from `starts_on`. An override gives one shift (the one starting that day) to someone
     else: a sick day, a swap. Nobody is on call in a schedule without people.
     """
+
+    audit_noun = "on_call_schedule"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="on_call_schedules")
     name = models.CharField(
@@ -257,8 +259,10 @@ class OnCallSchedule(models.Model):
         return found
 
 
-class OnCallTurn(models.Model):
+class OnCallTurn(Audited):
     """One person's place in a schedule's rotation."""
+
+    audit_noun = "on_call_turn"
 
     schedule = models.ForeignKey(OnCallSchedule, on_delete=models.CASCADE, related_name="turns")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -270,9 +274,14 @@ class OnCallTurn(models.Model):
     def __str__(self) -> str:
         return f"{self.position + 1}. {self.user}"
 
+    def _audit_project(self) -> Any:
+        return self.schedule.project
 
-class OnCallOverride(models.Model):
+
+class OnCallOverride(Audited):
     """One shift given to someone else: the shift that starts on `day` at the schedule's hand-off time."""
+
+    audit_noun = "on_call_override"
 
     schedule = models.ForeignKey(OnCallSchedule, on_delete=models.CASCADE, related_name="overrides")
     day = models.DateField(help_text="The shift starting on this day at the hand-off time.")
@@ -285,6 +294,9 @@ class OnCallOverride(models.Model):
 
     def __str__(self) -> str:
         return f"{self.day}: {self.user}"
+
+    def _audit_project(self) -> Any:
+        return self.schedule.project
 
 
 def admin_addresses(project_id: int) -> list[str]:
