@@ -472,3 +472,36 @@ def test_a_plain_one_person_approval_offers_no_break_glass(shop: Shop) -> None:
     ann = Client()
     ann.force_login(shop.people["ann"])
     assert "break-glass" not in ann.get(f"/questions/{other.pk}/").content.decode()
+
+
+def test_each_vote_the_decision_a_break_glass_and_a_fallback_are_each_one_audit_entry(
+    shop: Shop, tmp_path: Path
+) -> None:
+    from audit.models import Entry
+
+    shop.apply(tmp_path, POLICY.replace("timeout: 30m", "timeout: 3s"))
+    push = shop.ask("git push origin main")
+    push.payload["digest"] = "what-ann-and-bob-saw"  # as a host's hook stamps it (claudecode.service)
+    push.save(update_fields=["payload"])
+    assert shop.api("ann", push).status_code == 202
+    assert shop.api("bob", push).status_code == 200
+    voted = Entry.objects.filter(action="approval.voted", target_id=str(push.pk)).order_by("seq")
+    # A token votes as the person it belongs to: the vote is theirs.
+    assert [(e.actor, e.details["decision"], e.details["quorum"], e.details["source"]) for e in voted] == [
+        ("ann", "allow", 2, "api"),
+        ("bob", "allow", 2, "api"),
+    ]
+    assert voted[0].details["digest"] == "what-ann-and-bob-saw", "what the person was shown"
+    decided = Entry.objects.get(action="approval.decided", target_id=str(push.pk))
+    assert (decided.actor, decided.details["answered_by"]) == ("bob", "ann, bob")
+
+    alone = shop.ask("git push origin hotfix")
+    alone.record_answer({"behavior": "allow"}, by_user=shop.people["adm"], break_glass="prod is down")
+    glass = Entry.objects.get(action="approval.break_glass", target_id=str(alone.pk))
+    assert (glass.actor, glass.details["answered_by"]) == ("adm", "adm (break-glass: prod is down)")
+
+    nobody = shop.ask("git push origin late")
+    assert nobody.time_out()
+    fallback = Entry.objects.get(action="approval.fallback", target_id=str(nobody.pk))
+    assert (fallback.actor_kind, fallback.actor) == ("system", "the policy 'pushes need two' (fallback)")
+    assert not Entry.objects.filter(action="approval.decided", target_id=str(nobody.pk)).exists()

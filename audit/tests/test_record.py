@@ -126,3 +126,37 @@ def test_no_entry_is_written_when_its_change_is_rolled_back(db: None) -> None:
     with pytest.raises(RuntimeError):
         issue_then_fail()
     assert not Entry.objects.exists()
+
+
+def test_a_person_approving_an_oauth_client_is_recorded_once_as_theirs(user: User) -> None:
+    from oauth2_provider.models import get_application_model
+
+    client = get_application_model().objects.create(
+        name="Claude Code", client_type="public", authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1/callback",
+    )  # fmt: skip
+    first = AgentToken.for_oauth_grant(user, client)
+    again = AgentToken.for_oauth_grant(user, client)
+    assert first == again
+    granted = only("oauth.granted")
+    assert (granted.actor, granted.details["client"]) == ("alice", "Claude Code")
+    assert granted.target_id == str(first.pk)
+
+
+def test_a_session_grant_and_its_revocation_are_recorded(agent: tuple[AgentToken, str], user: User) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from approvals.models import Grant
+    from lifecycle.models import AgentSession
+
+    session = AgentSession.open(token=agent[0], name="run", project="shop")
+    grant = Grant.objects.create(
+        session=session, tool_name="Bash", command_prefix="npm test", granted_by=user,
+        expires_at=timezone.now() + timedelta(minutes=30),
+    )  # fmt: skip
+    assert grant.revoke("alice")
+    assert not grant.revoke("alice")
+    assert only("grant.created").details["after"]["command_prefix"] == "npm test"
+    assert only("grant.revoked").details == {"revoked_by": "alice"}
