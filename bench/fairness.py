@@ -123,45 +123,67 @@ async def flood(url: str, token: str, kind: str, loops: int, stop: asyncio.Event
         await asyncio.gather(*(loop(index) for index in range(loops)))
 
 
-def flood_process(url: str, token: str, kind: str, loops: int, stop: Any, said: Any) -> None:
-    """The flood in a process of its own: said "ready" once its loops run, then its tally once `stop` is set.
+def flood_server(commands: Any, said: Any) -> None:
+    """Agent A's floods, in a process of its own, one at a time as told: ("start", url, token, kind, loops) starts
+    one and says "ready" once its loops run; ("stop",) ends it and says its tally; None ends the process.
 
-    In the timing process its loops' callbacks queued ahead of B's own, and B's answers measured the load
-    generator: the floor itself then missed the target (issue 54, point 7).
+    In the timing process A's loops' callbacks queued ahead of B's own, and B's answers measured the load
+    generator: the floor itself then missed the target (issue 54, point 7). One process serves the whole run:
+    starting one per flood (a Python with Django to import) cost seconds each.
     """
 
-    async def run() -> Counter[str]:
-        tally, done = Counter[str](), asyncio.Event()
-        flooding = asyncio.create_task(flood(url, token, kind, loops, done, tally))
-        said.put("ready")
-        await asyncio.to_thread(stop.wait)
-        done.set()
-        await asyncio.wait_for(flooding, 60)
-        return tally
+    async def serve() -> None:
+        while (command := await asyncio.to_thread(commands.get)) is not None:
+            _, url, token, kind, loops = command
+            tally, done = Counter[str](), asyncio.Event()
+            running = asyncio.create_task(flood(url, token, kind, loops, done, tally))
+            said.put("ready")
+            await asyncio.to_thread(commands.get)  # ("stop",)
+            done.set()
+            await asyncio.wait_for(running, 60)
+            said.put(dict(tally))
 
-    said.put(dict(asyncio.run(run())))
+    asyncio.run(serve())
 
 
-@asynccontextmanager
-async def flooding(url: str, token: str, kind: str, loops: int) -> AsyncIterator[Counter[str]]:
-    """Agent A's flood of `kind` running in another process (on this one's cores) while the block runs; the
-    Counter it yields is filled with A's tally when the block ends."""
-    context = multiprocessing.get_context("spawn")
-    stop, said = context.Event(), context.Queue()
-    process = context.Process(target=flood_process, args=(url, token, kind, loops, stop, said), daemon=True)
-    process.start()
-    tally = Counter[str]()
-    try:
-        ready = await asyncio.to_thread(said.get, True, 60)
+class Flooder:
+    """The flood process, started at the first flood (so that it runs where the pinned load generator runs)."""
+
+    def __init__(self) -> None:
+        self.process: Any = None
+        self.commands: Any = None
+        self.said: Any = None
+
+    def _ensure(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            return
+        context = multiprocessing.get_context("spawn")
+        self.commands, self.said = context.Queue(), context.Queue()
+        self.process = context.Process(target=flood_server, args=(self.commands, self.said), daemon=True)
+        self.process.start()
+
+    @asynccontextmanager
+    async def flooding(self, url: str, token: str, kind: str, loops: int) -> AsyncIterator[Counter[str]]:
+        """Agent A's flood of `kind` while the block runs; the Counter it yields holds A's tally after it."""
+        self._ensure()
+        self.commands.put(("start", url, token, kind, loops))
+        ready = await asyncio.to_thread(self.said.get, True, 120)
         assert ready == "ready", ready
-        yield tally
-    finally:
-        stop.set()
-        with contextlib.suppress(queue.Empty):
-            tally.update(await asyncio.to_thread(said.get, True, 90))
-        await asyncio.to_thread(process.join, 10)
-        if process.is_alive():
-            process.kill()
+        tally = Counter[str]()
+        try:
+            yield tally
+        finally:
+            self.commands.put(("stop",))
+            with contextlib.suppress(queue.Empty):
+                tally.update(await asyncio.to_thread(self.said.get, True, 90))
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        self.commands.put(None)
+        self.process.join(10)
+        if self.process.is_alive():
+            self.process.kill()
 
 
 def _ms(samples: list[float], q: float) -> float:
@@ -176,15 +198,15 @@ async def one_round(target: Target, args: argparse.Namespace, number: int) -> di
     row: dict[str, Any] = {}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=None), limits=limits) as http:
         # B looks for its question ten times a second, as a host polls: its own requests stay within its allowance.
-        await unrelated_answer(target, http, 2, f"{tag} warm", find_as_asker=True, poll=0.1)
-        quiet = await unrelated_answer(target, http, args.sample, f"{tag} quiet", find_as_asker=True, poll=0.1)
+        await unrelated_answer(target, http, 2, f"{tag} warm", find_as_asker=True, poll=args.poll)
+        quiet = await unrelated_answer(target, http, args.sample, f"{tag} quiet", find_as_asker=True, poll=args.poll)
         row["quiet"] = {"p50_ms": _ms(quiet, 0.5), "p99_ms": _ms(quiet, 0.99)}
         for kind in args.kinds:
-            async with flooding(target.url, target.tokens[0], kind, args.flooders) as tally:
+            async with args.flooder.flooding(target.url, target.tokens[0], kind, args.flooders) as tally:
                 started = time.perf_counter()
                 await asyncio.sleep(args.warmup)
                 loud = await unrelated_answer(
-                    target, http, args.sample, f"{tag} {kind} flood", find_as_asker=True, poll=0.1
+                    target, http, args.sample, f"{tag} {kind} flood", find_as_asker=True, poll=args.poll
                 )
             seconds = time.perf_counter() - started
             row[kind] = {
@@ -241,7 +263,9 @@ def markdown(result: dict[str, Any]) -> str:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     raise_open_files_limit()
+    args.flooder = Flooder()
     async with AsyncExitStack() as stack:
+        stack.callback(args.flooder.close)
         targets: list[Target] = []
         for name in args.systems.split(","):
             if name == "floor":
@@ -249,7 +273,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             elif name == "unlimited":
                 targets.append(await stack.enter_async_context(hookbridge("unlimited", UNLIMITED)))
             elif name == "embedded":
-                targets.append(await stack.enter_async_context(hookbridge("embedded", LIMITED)))
+                targets.append(await stack.enter_async_context(hookbridge("embedded", args.limited)))
         for number in range(args.rounds):
             for target in targets:  # interleaved: every system once a round, in turn
                 if args.pin:
@@ -294,8 +318,12 @@ def main() -> None:
     args.kinds = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
     if unknown := sorted(set(args.kinds) - set(KINDS)):
         parser.error(f"--kinds: no request kind {', '.join(unknown)} (the kinds: {', '.join(KINDS)})")
+    args.limited, args.poll = LIMITED, 0.1
     if args.quick:
         args.rounds, args.sample, args.flooders, args.warmup, args.settle = 1, 3, 4, 0.5, 0.2
+        # A smoke run's floods last about a second: an allowance of 300 a minute (bursts of 30) is spent within it
+        # on a machine of any speed, so its refusals show; B looks for its question twice a second, within it too.
+        args.limited, args.poll = {**LIMITED, "HOOKBRIDGE_REQUESTS_PER_MINUTE": "300"}, 0.5
     with contextlib.suppress(KeyboardInterrupt):
         result = asyncio.run(main_async(args))
         for path in write(args.name, result, markdown(result), out=args.out):
