@@ -320,6 +320,13 @@ class LiveServer:
         """Run a management command against this server's database."""
         return _manage(self.env, *args)
 
+    def run_manage(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`manage.py` as an admin runs it on the server's machine, exit code and all (never raises on failure)."""
+        return subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=self.root, env=self.env, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+
     def migrate(self) -> None:
         """Its new SQLite database as `manage.py migrate` leaves one: a copy of the checkout's migrated template
         (the command in a process of its own took 5-7 s of CPU for each of these databases)."""

@@ -7,31 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from testing.live import ROOT, LiveServer, sqlite_at
+from testing.live import LiveServer, serving, sqlite_at
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    live = LiveServer()
-    live.setup()
-    try:
-        yield live
-    finally:
-        live.close()
-
-
-def manage(server: LiveServer, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=server.env, capture_output=True, text=True, timeout=120,
-        check=False,
-    )  # fmt: skip
+    yield from serving()
 
 
 async def test_an_answer_a_token_and_a_sign_in_are_recorded_verified_exported_and_tampering_is_named(
@@ -43,18 +29,18 @@ async def test_an_answer_a_token_and_a_sign_in_are_recorded_verified_exported_an
         question = await server.wait_for_question(text)
         assert (await server.answer_via_api(question["id"], "yes, deploy")).status_code == 200
         await asked
-    made = manage(server, "create_token", "auditor-bot")
+    made = server.run_manage("create_token", "auditor-bot")
     assert made.returncode == 0, made.stderr
     async with server.login():
         pass
 
-    verified = manage(server, "audit", "verify")
+    verified = server.run_manage("audit", "verify")
     assert verified.returncode == 0, verified.stderr
     assert "Verified " in verified.stdout
     assert "entries of the database through seq" in verified.stdout
 
     out = tmp_path / "audit.jsonl"
-    exported = manage(server, "audit", "export", "--output", str(out))
+    exported = server.run_manage("audit", "export", "--output", str(out))
     assert exported.returncode == 0, exported.stderr
     lines = out.read_text().splitlines()
     entries = [json.loads(line) for line in lines if json.loads(line)["type"] == "entry"]
@@ -64,7 +50,7 @@ async def test_an_answer_a_token_and_a_sign_in_are_recorded_verified_exported_an
     assert ("question.answered", "question") in actions
     assert any(e["action"] == "token.issued" and "auditor-bot" in e["target"] for e in entries)
     assert any(e["action"] == "signin.succeeded" and e["actor"] == server.username for e in entries)
-    assert manage(server, "audit", "verify", "--file", str(out)).returncode == 0
+    assert server.run_manage("audit", "verify", "--file", str(out)).returncode == 0
 
     middle = len(lines) // 2
     while json.loads(lines[middle])["type"] != "entry":
@@ -73,12 +59,12 @@ async def test_an_answer_a_token_and_a_sign_in_are_recorded_verified_exported_an
     changed["actor"] = "someone else"
     edited = tmp_path / "edited.jsonl"
     edited.write_text("\n".join([*lines[:middle], json.dumps(changed), *lines[middle + 1 :]]) + "\n")
-    failed = manage(server, "audit", "verify", "--file", str(edited))
+    failed = server.run_manage("audit", "verify", "--file", str(edited))
     assert failed.returncode == 1
     assert f"seq {changed['seq']}: its hash does not match" in failed.stderr
     cut = tmp_path / "cut.jsonl"
     cut.write_text("\n".join([*lines[:middle], *lines[middle + 1 :]]) + "\n")
-    failed = manage(server, "audit", "verify", "--file", str(cut))
+    failed = server.run_manage("audit", "verify", "--file", str(cut))
     assert failed.returncode == 1
     assert f"seq {changed['seq']}: missing" in failed.stderr
 
@@ -89,6 +75,6 @@ async def test_an_answer_a_token_and_a_sign_in_are_recorded_verified_exported_an
         # Someone with the file itself can drop the trigger: what they change is still found.
         db.execute("DROP TRIGGER audit_entry_no_update")
         db.execute("UPDATE audit_entry SET actor = 'someone else' WHERE seq = ?", (target,))
-    failed = manage(server, "audit", "verify")
+    failed = server.run_manage("audit", "verify")
     assert failed.returncode == 1
     assert f"seq {target}: its hash does not match what it holds" in failed.stderr

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx2
@@ -16,7 +14,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from testing.live import ROOT, LiveServer
+from testing.live import LiveServer
 from testing.team import two_workers
 
 KEY = base64.b64encode(
@@ -31,14 +29,6 @@ def workers() -> Iterator[tuple[LiveServer, LiveServer]]:
     # Every worker signs with the same key, as docs/audit.md says a team server must.
     with two_workers(HOOKBRIDGE_AUDIT_SIGNING_KEY=KEY, HOOKBRIDGE_AUDIT_CHECKPOINT_EVERY="7") as both:
         yield both
-
-
-def manage(worker: LiveServer, *args: str) -> subprocess.CompletedProcess[str]:
-    """`manage.py` as an admin runs it on a worker's machine, exit code and all."""
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=worker.env, capture_output=True, text=True, timeout=120,
-        check=False,
-    )  # fmt: skip
 
 
 async def test_answers_on_two_workers_at_once_keep_the_chain_gapless_and_verified(
@@ -62,7 +52,7 @@ async def test_answers_on_two_workers_at_once_keep_the_chain_gapless_and_verifie
         answered = db.execute("SELECT count(*) FROM audit_entry WHERE action = 'question.answered'").fetchone()
     assert seqs == list(range(1, len(seqs) + 1)), "gapless from 1"
     assert answered == (len(ids),)
-    checked = manage(worker_b, "audit", "verify")
+    checked = worker_b.run_manage("audit", "verify")
     assert checked.returncode == 0, checked.stderr
     assert f"Verified {len(seqs)} entries of the database through seq {len(seqs)}" in checked.stdout
 
@@ -71,8 +61,8 @@ def test_a_purge_on_postgresql_drops_only_what_a_checkpoint_covers_and_the_rest_
     workers: tuple[LiveServer, LiveServer],
 ) -> None:
     worker_a, worker_b = workers
-    purged = manage(
-        worker_a, "shell", "-c",
+    purged = worker_a.run_manage(
+        "shell", "-c",
         "import datetime; from django.utils import timezone; from audit import chain; "
         "print('purged %d %d' % chain.purge_before(timezone.now() + datetime.timedelta(seconds=1)))",
     )  # fmt: skip
@@ -81,7 +71,7 @@ def test_a_purge_on_postgresql_drops_only_what_a_checkpoint_covers_and_the_rest_
     assert said[0] == "purged", purged.stdout
     dropped, through = int(said[1]), int(said[2])
     assert dropped == through >= 7, "through the last checkpoint (one every 7 entries here)"
-    checked = manage(worker_b, "audit", "verify")
+    checked = worker_b.run_manage("audit", "verify")
     assert checked.returncode == 0, checked.stderr
     assert "Verified" in checked.stdout
     with psycopg.connect(worker_a.env["DATABASE_URL"]) as db:
@@ -112,6 +102,6 @@ async def test_postgresql_refuses_an_update_and_verify_names_an_entry_changed_pa
         db.execute("ALTER TABLE audit_entry DISABLE TRIGGER audit_entry_append_only")
         db.execute("UPDATE audit_entry SET details = %s WHERE seq = %s", (json.dumps({"quietly": "changed"}), target))
         db.execute("ALTER TABLE audit_entry ENABLE TRIGGER audit_entry_append_only")
-    checked = manage(worker_a, "audit", "verify")
+    checked = worker_a.run_manage("audit", "verify")
     assert checked.returncode == 1
     assert f"seq {target}: its hash does not match what it holds" in checked.stderr
