@@ -123,6 +123,22 @@ def checkpoint() -> Checkpoint | None:
         return there or _checkpoint(head.seq, head.hash, timezone.now())
 
 
+def sign_head_if_due() -> Checkpoint | None:
+    """A checkpoint at the head when entries came since the last one and HOOKBRIDGE_AUDIT_CHECKPOINT_MINUTES passed:
+    a quiet server's last entries are signed too, not only at the next entry (notify.audit_watch calls this)."""
+    with transaction.atomic():
+        head = _head()
+        last = Checkpoint.objects.order_by("-seq").first()
+        now = timezone.now()
+        if not head.seq or (last is not None and last.seq >= head.seq):
+            return None
+        if last is not None and now - last.at < datetime.timedelta(
+            minutes=settings.HOOKBRIDGE_AUDIT_CHECKPOINT_MINUTES
+        ):
+            return None
+        return _checkpoint(head.seq, head.hash, now)
+
+
 @dataclass
 class Verified:
     ok: bool

@@ -17,6 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from core import runtime
+
 # W3C Trace Context: version-traceid-parentid-flags, lower-case hex; an all-zero trace id is invalid.
 TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
 
@@ -79,10 +81,11 @@ def command_line() -> Actor:
 
 
 def actor() -> Actor:
-    """Whoever acts in this request or command; the system when nobody does."""
+    """Whoever acts in this request or command. Nobody said: in a server (its loop bound), the server's own work (a
+    sweep, a timeout); in any other process (Django's shell, createsuperuser), its OS user at the command line."""
     now = actor_now.get()
     if now is None:
-        return SYSTEM
+        return SYSTEM if runtime.server_loop is not None else command_line()
     if callable(now):
         made = now()
         actor_now.set(made)

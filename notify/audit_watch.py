@@ -1,5 +1,6 @@
 """The audit record verified on a schedule (HOOKBRIDGE_AUDIT_VERIFY_HOURS), and the admins told by e-mail the
-first time it fails: a record nobody checks proves nothing until someone does.
+first time it fails: a record nobody checks proves nothing until someone does. The watch also signs the head of a
+record that went quiet (HOOKBRIDGE_AUDIT_CHECKPOINT_MINUTES after its last checkpoint).
 
 Every server process runs the watch; a run is skipped when any process verified within the interval, so a
 team of workers verifies about once an interval between them.
@@ -73,12 +74,13 @@ async def _watch_forever() -> None:
     while True:
         await asyncio.sleep(LOOK_EVERY)
         try:
+            await database_sync_to_async(chain.sign_head_if_due)()
             await database_sync_to_async(verify_if_due)()
         except Exception:
             logger.warning("Could not verify the audit record; trying again later", exc_info=True)
 
 
 def ensure_running() -> None:
-    """Start this process's watch on the running loop (once; again if that loop has gone), when it is on."""
-    if settings.HOOKBRIDGE_AUDIT_VERIFY_HOURS:
-        runtime.keep_running(TASK, _watch_forever)
+    """Start this process's watch on the running loop (once; again if that loop has gone): it signs a quiet
+    record's head, and verifies when HOOKBRIDGE_AUDIT_VERIFY_HOURS says."""
+    runtime.keep_running(TASK, _watch_forever)

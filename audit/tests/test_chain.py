@@ -205,3 +205,20 @@ def test_a_purge_drops_only_what_a_signed_checkpoint_covers_and_what_stays_still
     tamper("UPDATE audit_entry SET prev = 'x' WHERE seq = 5")
     with pytest.raises(CommandError, match="seq 5: its prev is not the hash of seq 4"):
         audit("verify")
+
+
+def test_a_quiet_records_head_is_signed_once_the_minutes_have_passed(db: None, settings: Any) -> None:
+
+    settings.HOOKBRIDGE_AUDIT_CHECKPOINT_EVERY = 100
+    for n in range(3):
+        chain.record("rule.created", ALICE, details={"n": n})
+    assert list(Checkpoint.objects.values_list("seq", flat=True)) == [1], "the first entry is signed at once"
+    assert chain.sign_head_if_due() is None, "within the minutes: not yet"
+    # Two hours pass (the checkpoint's time moved back, its trigger dropped for it).
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER IF EXISTS audit_checkpoint_no_update")
+        cursor.execute("UPDATE audit_checkpoint SET at = datetime(at, '-2 hours')")
+    signed = chain.sign_head_if_due()
+    assert signed is not None
+    assert signed.seq == 3
+    assert chain.sign_head_if_due() is None, "nothing new since"
