@@ -35,8 +35,15 @@ def sign_in_refused(sender: Any, credentials: dict[str, Any], request: Any = Non
     chain.record("signin.failed", someone, target=f"person {name}", details={"username": name}, ip=_ip(request))
 
 
+def _touches_person_fields(update_fields: Any) -> bool:
+    # A save of other fields only (a sign-in's last_login) changes nothing recorded: no look-up, no entry.
+    return update_fields is None or bool(set(update_fields) & set(PERSON_FIELDS))
+
+
 @receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="audit-person-before")
-def person_before(sender: Any, instance: Any, **kwargs: Any) -> None:
+def person_before(sender: Any, instance: Any, update_fields: Any = None, **kwargs: Any) -> None:
+    if not _touches_person_fields(update_fields):
+        return
     if instance.pk is None:
         instance._audit_before = None
         return
@@ -44,8 +51,10 @@ def person_before(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="audit-person-after")
-def person_after(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
+def person_after(sender: Any, instance: Any, created: bool, update_fields: Any = None, **kwargs: Any) -> None:
     """A person made, (de)activated or given or stripped of staff or superuser: who may see and decide changed."""
+    if not _touches_person_fields(update_fields):
+        return
     before = getattr(instance, "_audit_before", None)
     after = {name: getattr(instance, name) for name in PERSON_FIELDS}
     target = f"person {instance.get_username()}"

@@ -1,10 +1,11 @@
-"""Who is acting, and from where, for the audit record: set once per request (or command), read when a model's
-write method records what changed (audit.chain.record).
+"""Who is acting, and from where, for the audit record: set once per request, read when a model's write method
+records what changed (audit.chain.record).
 
 The site's router sets the origin of every HTTP request (pages, /mcp, the hooks endpoints, the API); whoever
-authenticates the caller sets the actor (a person's session, a token); a management command acts as its OS
-user. ContextVars: each request has its own, and the database thread running a request's ORM work sees the
-request's (asgiref copies the context). Work with neither (the sweeper, the notify dispatcher) is the system's.
+authenticates the caller sets the actor (a person's session, a token); in a process that serves nothing (a
+management command, Django's shell) its OS user acts. ContextVars: each request has its own, and the database
+thread running a request's ORM work sees the request's (asgiref copies the context). A server's own work (the
+sweeper, the notify dispatcher) is the system's.
 """
 
 from __future__ import annotations

@@ -8,8 +8,6 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandParser
 
-from core import acting
-
 # Django's options for its own development work: accepted as ever, left out of `--help`, where a
 # person reading `hookbridge serve --help` wants this command's options, not Django's plumbing.
 HIDDEN_BASE_ARGUMENTS = {"--version", "--settings", "--pythonpath", "--traceback", "--no-color", "--force-color"}
@@ -17,18 +15,6 @@ HIDDEN_BASE_ARGUMENTS = {"--version", "--settings", "--pythonpath", "--traceback
 
 class Command(BaseCommand):
     suppressed_base_arguments = HIDDEN_BASE_ARGUMENTS
-    # What a command run by hand changes is its OS user's doing (the audit record); a server's own commands
-    # (serve, the stdio server) set this False: their requests say who acts.
-    acts_as_command_line = True
-
-    def execute(self, *args: Any, **options: Any) -> Any:
-        if not self.acts_as_command_line:
-            return super().execute(*args, **options)
-        was = acting.actor_now.set(acting.command_line())
-        try:
-            return super().execute(*args, **options)
-        finally:
-            acting.actor_now.reset(was)
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         parser = super().create_parser(prog_name, subcommand, **kwargs)

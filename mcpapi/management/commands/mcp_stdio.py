@@ -157,7 +157,6 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 
 class Command(commands.Command):
     help = "Serve the MCP tools over stdio (for clients that only speak stdio)."
-    acts_as_command_line = False  # its requests say who acts
     # A host waits for the first answer (issue 39: 4.75 s from start to server/discover): the system checks,
     # which import every URL and view, are `serve`'s and `check`'s business, not every stdio start's.
     requires_system_checks: list[str] = []

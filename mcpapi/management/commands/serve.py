@@ -79,7 +79,6 @@ def local_credentials() -> dict[str, str]:
 
 class Command(commands.Command):
     help = "Start the server: the first free port from 8000 up (or --port exactly), with a local login and token."
-    acts_as_command_line = False  # its requests say who acts
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
