@@ -17,6 +17,10 @@ from django.dispatch import Signal
 
 logger = logging.getLogger(__name__)
 
+# A person was deactivated (by the admin, SCIM, a command or a bulk change seen by tokens.standing's check):
+# sent on commit with user_id and username. Each app lets go of what it holds of theirs (tokens.signals sends it).
+person_deactivated = Signal()
+
 
 def send_on_commit(signal: Signal, sender: type[models.Model], **kwargs: Any) -> None:
     """Send `signal` once the transaction in hand commits (at once outside one)."""

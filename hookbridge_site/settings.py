@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "questions",
     "approvals",
     "claudecode",
+    "identity",
     "notify",
     "dashboard",
     "mcpapi",
@@ -172,6 +173,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "identity.views.sso_context",
             ],
         },
     },
@@ -233,9 +235,15 @@ else:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Every password a person or admin sets (`user create`, changepassword, the admin) meets Django's own checks.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# A password sign-in is refused under HOOKBRIDGE_OIDC_ONLY, but for the break-glass people (identity.backends).
+AUTHENTICATION_BACKENDS = ["identity.backends.PasswordUnlessOidcOnly"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:index"
 LOGOUT_REDIRECT_URL = "login"
@@ -383,6 +391,26 @@ HOOKBRIDGE_QUESTIONS_PER_MINUTE = env_int("HOOKBRIDGE_QUESTIONS_PER_MINUTE", 60,
 # Every request a token makes (tool calls, re-asks, hook calls, API reads and answers), per server process, in
 # bursts of a tenth: one token's flood is turned away (429) before it slows anyone else's answers. 0: no limit.
 HOOKBRIDGE_REQUESTS_PER_MINUTE = env_int("HOOKBRIDGE_REQUESTS_PER_MINUTE", 1200, minimum=0)
+
+# Sign-in with the company's identity provider (identity.oidc; docs/sign-in-and-projects.md). The issuer's
+# /.well-known/openid-configuration says the rest; the redirect address to register is <origin>/sso/callback.
+HOOKBRIDGE_OIDC_ISSUER = env_str("HOOKBRIDGE_OIDC_ISSUER").rstrip("/")
+HOOKBRIDGE_OIDC_CLIENT_ID = env_str("HOOKBRIDGE_OIDC_CLIENT_ID")
+HOOKBRIDGE_OIDC_CLIENT_SECRET = env_str("HOOKBRIDGE_OIDC_CLIENT_SECRET")
+HOOKBRIDGE_OIDC_NAME = env_str("HOOKBRIDGE_OIDC_NAME", "your identity provider")
+HOOKBRIDGE_OIDC_SCOPES = env_str("HOOKBRIDGE_OIDC_SCOPES", "openid email profile groups")
+# GROUP=PROJECT:ROLE, comma-separated: the groups (in this claim of the ID token or userinfo) that give roles.
+HOOKBRIDGE_OIDC_ROLES = env_str("HOOKBRIDGE_OIDC_ROLES")
+HOOKBRIDGE_OIDC_GROUPS_CLAIM = env_str("HOOKBRIDGE_OIDC_GROUPS_CLAIM", "groups")
+# Roles given by hand are dropped at each sign-in or SCIM change: the directory alone says who is where.
+HOOKBRIDGE_OIDC_ROLES_ONLY = env_bool("HOOKBRIDGE_OIDC_ROLES_ONLY", False)
+# No local passwords, but for these usernames (a way in when the identity provider is down).
+HOOKBRIDGE_OIDC_ONLY = env_bool("HOOKBRIDGE_OIDC_ONLY", False)
+HOOKBRIDGE_BREAK_GLASS_USERS = env_list("HOOKBRIDGE_BREAK_GLASS_USERS", [])
+# How far the provider's clock may be from ours when its ID token's times are checked.
+HOOKBRIDGE_OIDC_LEEWAY = required_seconds("HOOKBRIDGE_OIDC_LEEWAY", 60.0)
+# SCIM 2.0 at /scim/v2 (identity.scim): the bearer token the directory sends; more are made in the admin.
+HOOKBRIDGE_SCIM_TOKEN = env_str("HOOKBRIDGE_SCIM_TOKEN")
 
 
 # The hooks tool set (/mcp/hooks): plugins whose han-config.json describe the team's

@@ -8,6 +8,8 @@ from django.http import HttpRequest, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from identity import views as identity_views
+
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
     """Browsers and feed readers ask for /favicon.ico whatever a page links: the site's icon, not a 404 logged
@@ -18,7 +20,7 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 urlpatterns = [
     path("favicon.ico", favicon),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", identity_views.sign_out, name="logout"),
     path("admin/", admin.site.urls),
     path("", include("dashboard.urls")),
     path("", include("questions.urls")),
@@ -29,4 +31,5 @@ urlpatterns = [
     path("", include("claudecode.urls")),
     path("approvals/", include("approvals.urls")),
     path("", include("tokens.oauth_urls")),
+    path("", include("identity.urls")),
 ]

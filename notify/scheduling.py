@@ -15,9 +15,10 @@ from django.conf import settings
 from django.dispatch import receiver
 from django.utils.html import escape
 
+from core.signals import person_deactivated
 from notify import email, policy, push, slack, steps, webhook
 from notify.dispatcher import wake
-from notify.models import Delivery, NotifyPolicy
+from notify.models import Delivery, NotifyPolicy, PushSubscription
 from projects.models import admin_addresses, on_call_name, on_call_now
 from questions import signals
 from questions.models import Question
@@ -192,3 +193,11 @@ def break_glass_told(sender: Any, question_id: uuid.UUID, answer: Any = None, **
     except Exception:
         # The decision stands whatever happens to the notice; the history marks it.
         logger.warning("Could not tell of question %s's break-glass decision", question_id, exc_info=True)
+
+
+@receiver(person_deactivated, dispatch_uid="notify-forget-browsers")
+def person_left(sender: Any, user_id: int, username: str, **kwargs: Any) -> None:
+    """A deactivated person's browsers get no more pushes: their subscriptions go (the sender checks too)."""
+    gone, _ = PushSubscription.objects.filter(user_id=user_id).delete()
+    if gone:
+        logger.info("Forgot %d push subscription(s) of %s, deactivated", gone, username)

@@ -34,6 +34,16 @@ class Role(models.TextChoices):
 RANKS = {Role.VIEWER.value: 1, Role.ANSWERER.value: 2, Role.ADMIN.value: 3}
 
 
+# Set on a new person the company's directory makes: they join no project by default (projects.signals), their
+# groups say where they belong (identity.roles).
+JOINS_BY_DIRECTORY = "_hookbridge_from_directory"
+
+
+class MembershipSource(models.TextChoices):
+    BY_HAND = "", "by hand"
+    DIRECTORY = "directory", "from the identity provider's groups"
+
+
 def at_least(role: str | None, needed: str) -> bool:
     return role is not None and RANKS.get(role, 0) >= RANKS[needed]
 
@@ -100,12 +110,14 @@ class Project(models.Model):
     def membership_of(self, user: Any) -> Membership | None:
         return self.memberships.filter(user=user).first()
 
-    def set_member(self, user: Any, role: str) -> Membership:
+    def set_member(self, user: Any, role: str, source: str = MembershipSource.BY_HAND) -> Membership:
         if role not in Role.values:
             raise ValueError(f"role: '{role}' is not one of {', '.join(Role.values)}")
         # Atomic: the membership is looked up and changed as one, so two admins at once end with one row.
         with transaction.atomic():
-            membership, _ = Membership.objects.update_or_create(project=self, user=user, defaults={"role": role})
+            membership, _ = Membership.objects.update_or_create(
+                project=self, user=user, defaults={"role": role, "source": source}
+            )
         return membership
 
     def remove_member(self, user: Any) -> bool:
@@ -156,6 +168,9 @@ class Membership(Audited):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANSWERER)
+    # Who gave the role: an admin by hand, or the company's directory through a group (identity.roles). A
+    # sign-in or SCIM change rewrites only the directory's rows: a role given by hand stays (unless ROLES_ONLY).
+    source = models.CharField(max_length=16, choices=MembershipSource.choices, default=MembershipSource.BY_HAND)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

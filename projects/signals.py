@@ -15,7 +15,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from core.signals import send_on_commit
-from projects.models import Membership, Project, Role
+from projects.models import JOINS_BY_DIRECTORY, Membership, Project, Role
 
 access_changed = django.dispatch.Signal()
 
@@ -26,6 +26,8 @@ def new_person_joins(sender: Any, instance: Any, created: bool, raw: bool = Fals
     if not created or raw:
         return
     first = not get_user_model().objects.exclude(pk=instance.pk).exists()
+    if getattr(instance, JOINS_BY_DIRECTORY, False) and not first:
+        return
     role = Role.ADMIN.value if first else settings.HOOKBRIDGE_NEW_USER_ROLE
     if role:
         Project.default().set_member(instance, role)

@@ -14,6 +14,7 @@ from django.dispatch import receiver
 from django.template.loader import render_to_string
 
 from core import broadcast
+from core.signals import person_deactivated
 from lifecycle import live as lifecycle_live
 from projects.models import Membership, Role
 from questions import signals
@@ -84,3 +85,9 @@ def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None
     item = render_to_string(removed, {"question": question})
     broadcast.to_dashboards(html, project=question.project_id, item=item, recount=True)
     _touch_session(question)
+
+
+@receiver(person_deactivated, dispatch_uid="questions-release-claims")
+def person_left(sender: Any, user_id: int, username: str, **kwargs: Any) -> None:
+    """A deactivated person's claims end now, not when HOOKBRIDGE_CLAIM_SECONDS runs out."""
+    Question.release_claims_of(username)

@@ -254,6 +254,17 @@ class Question(InProject):
         expires = self.claim_expires
         return expires is not None and expires > timezone.now()
 
+    @classmethod
+    def release_claims_of(cls, username: str) -> int:
+        """A person who left answers nothing: the questions they were answering show as nobody's again."""
+        # Atomic: each release is announced to the pages once it can be read.
+        with transaction.atomic():
+            ids = list(cls.objects.filter(claimed_by=username, status=Status.PENDING).values_list("pk", flat=True))
+            cls.objects.filter(pk__in=ids).update(claimed_by="", claimed_at=None)
+            for pk in ids:
+                send_on_commit(signals.question_claimed, Question, question_id=pk)
+        return len(ids)
+
     def claim(self, by: str) -> None:
         """`by` is answering (or still is): every dashboard shows it until the claim lapses."""
         # Atomic so dashboards hear of the claim once it can be read; only a pending question is claimed.

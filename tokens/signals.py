@@ -18,6 +18,7 @@ from django.dispatch import receiver
 from oauth2_provider.models import get_refresh_token_model
 
 from core import broadcast
+from core.signals import person_deactivated, send_on_commit
 from projects.models import Membership, at_least
 from tokens import cache
 from tokens.models import AgentToken
@@ -99,6 +100,7 @@ def person_changed(sender: Any, instance: Any, created: bool, raw: bool = False,
         for refresh in get_refresh_token_model().objects.filter(user_id=pk, revoked__isnull=True):
             refresh.revoke()
         transaction.on_commit(lambda: broadcast.access_revoked("user", pk))
+        send_on_commit(person_deactivated, type(instance), user_id=pk, username=instance.get_username())
     elif before["is_superuser"] and not instance.is_superuser:
         # Only a superuser makes tokens for every project: such a token of theirs goes with the power.
         AgentToken.disconnect_all(AgentToken.objects.filter(user_id=pk, project__isnull=True))
