@@ -333,7 +333,7 @@ class Kind:
         return _response(self._dump(request, self.row(scim_id), Context.RESOURCE_QUERY_RESPONSE))
 
     def _validated(self, body: dict[str, Any], context: Context) -> Any:
-        return self.model.model_validate(body, scim_ctx=context, scim_policy=POLICY)
+        return self.model.model_validate(_known_schemas(body), scim_ctx=context, scim_policy=POLICY)
 
     def create(self, request: HttpRequest) -> HttpResponse:
         resource = self._validated(_body(request), Context.RESOURCE_CREATION_REQUEST)
@@ -352,7 +352,7 @@ class Kind:
     def patch(self, request: HttpRequest, scim_id: str) -> HttpResponse:
         row = self.row(scim_id)
         operations = self.patch_type.model_validate(
-            _body(request), scim_ctx=Context.RESOURCE_PATCH_REQUEST, scim_policy=POLICY
+            _without_nulls(_body(request)), scim_ctx=Context.RESOURCE_PATCH_REQUEST, scim_policy=POLICY
         )
         resource = self.resource(request, row)
         if operations.patch(resource, scim_policy=POLICY):
@@ -365,6 +365,33 @@ class Kind:
 
     def remove(self, row: Any) -> None:
         raise NotImplementedError
+
+
+def _without_nulls(body: dict[str, Any]) -> dict[str, Any]:
+    """Entra ID sends `"$ref": null` beside each member it removes by value: a null names nothing to match."""
+    operations = body.get("Operations")
+    if not isinstance(operations, list):
+        return body
+    for operation in operations:
+        value = operation.get("value") if isinstance(operation, dict) else None
+        if isinstance(value, list):
+            operation["value"] = [
+                {k: v for k, v in item.items() if v is not None} if isinstance(item, dict) else item for item in value
+            ]
+    return body
+
+
+KNOWN_SCHEMAS = {str(schema.id) for schema in PROVIDER.schemas}
+
+
+def _known_schemas(body: dict[str, Any]) -> dict[str, Any]:
+    """Entra ID names its own ADSCIM schema on a group without sending any attribute of it: that name is dropped.
+    A schema whose attributes are in the body is kept, and refused as unknown if it is."""
+    schemas = body.get("schemas")
+    if not isinstance(schemas, list):
+        return body
+    kept = [urn for urn in schemas if urn in KNOWN_SCHEMAS or urn in body]
+    return {**body, "schemas": kept} if kept != schemas else body
 
 
 def _kept(resource: Any) -> dict[str, Any]:
