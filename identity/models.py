@@ -62,6 +62,8 @@ class DirectoryGroup(Audited):
     display_name = models.CharField(max_length=255, unique=True)
     external_id = models.CharField(max_length=255, blank=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="directory_groups", blank=True)
+    # How the directory names each member (SCIM id -> its `display`), given back as sent; else their username.
+    member_display = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 

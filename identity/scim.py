@@ -149,6 +149,14 @@ def _route(method: str, parts: list[str]) -> tuple[Callable[..., HttpResponse], 
             raise ScimError(405, f"{head} is read-only: GET it.")
         return read_only[head], tuple(rest[:1])
     kinds: dict[str, Any] = {"Users": USERS, "Groups": GROUPS}
+    if head == ".search" and not rest:
+        if method != "POST":
+            raise ScimError(405, "/.search takes POST.")
+        return _search_all, ()
+    if head in kinds and rest == [".search"]:
+        if method != "POST":
+            raise ScimError(405, f"/{head}/.search takes POST.")
+        return kinds[head].search, ()
     if head not in kinds or len(rest) > 1:
         raise ScimError(
             404, f"No SCIM endpoint /{'/'.join(parts)}: this server has Users, Groups and the discovery endpoints."
@@ -189,6 +197,30 @@ def _config(request: HttpRequest, *args: str) -> HttpResponse:
         meta=Meta(resource_type="ServiceProviderConfig", location=f"{_base(request)}/ServiceProviderConfig"),
     )
     return _response(config.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE))
+
+
+def _list_response(total: int, start: int, items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+        "totalResults": total,
+        "startIndex": start,
+        "itemsPerPage": len(items),
+        "Resources": items,
+    }
+
+
+def _search_all(request: HttpRequest) -> HttpResponse:
+    """POST /.search: Users and Groups together (an attribute one of them lacks matches none of its resources)."""
+    query = _query(request)
+    start, count = _paging(query)
+    text = query.get("filter", "").strip()
+    found = [(kind, row) for kind in (USERS, GROUPS) for row in kind.matching(request, text)]
+    page = found[start - 1 : start - 1 + count]
+    return _response(
+        _list_response(
+            len(found), start, [kind._dump(request, row, Context.SEARCH_RESPONSE, query) for kind, row in page]
+        )
+    )
 
 
 def _listed(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -233,18 +265,36 @@ def _body(request: HttpRequest) -> dict[str, Any]:
     return body
 
 
-def _paging(request: HttpRequest) -> tuple[int, int]:
+def _query(request: HttpRequest) -> dict[str, str]:
+    """A search's parameters: the query string's (GET), or a SearchRequest's body (POST .search)."""
+    if request.method != "POST":
+        return {key: str(value) for key, value in request.GET.items()}
+    body = _body(request)
+    query: dict[str, str] = {}
+    for key in ("filter", "startIndex", "count", "sortBy", "sortOrder"):
+        if body.get(key) is not None:
+            query[key] = str(body[key])
+    for key in ("attributes", "excludedAttributes"):
+        value = body.get(key)
+        if value is not None:
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise ScimError(400, f"{key}: a list of attribute names.", "invalidValue")
+            query[key] = ",".join(value)
+    return query
+
+
+def _paging(query: dict[str, str]) -> tuple[int, int]:
     try:
-        start = max(1, int(request.GET.get("startIndex", "1")))
-        count = max(0, min(MAX_RESULTS, int(request.GET.get("count", str(MAX_RESULTS)))))
+        start = max(1, int(query.get("startIndex", "1")))
+        count = max(0, min(MAX_RESULTS, int(query.get("count", str(MAX_RESULTS)))))
     except ValueError as error:
         raise ScimError(400, "startIndex and count must be whole numbers.", "invalidValue") from error
     return start, count
 
 
-def _parameters(request: HttpRequest, model: Any) -> ResponseParameters[Any] | None:
-    attributes = [a for a in request.GET.get("attributes", "").split(",") if a.strip()]
-    excluded = [a for a in request.GET.get("excludedAttributes", "").split(",") if a.strip()]
+def _parameters(query: dict[str, str], model: Any) -> ResponseParameters[Any] | None:
+    attributes = [a.strip() for a in query.get("attributes", "").split(",") if a.strip()]
+    excluded = [a.strip() for a in query.get("excludedAttributes", "").split(",") if a.strip()]
     if not attributes and not excluded:
         return None
     parameters: ResponseParameters[Any] = ResponseParameters[model].model_validate(
@@ -285,15 +335,27 @@ class Kind:
     def location(self, request: HttpRequest, row: Any) -> str:
         return f"{_base(request)}/{self.name}s/{row.scim_id}"
 
-    def _dump(self, request: HttpRequest, row: Any, context: Context) -> dict[str, Any]:
+    def _dump(
+        self, request: HttpRequest, row: Any, context: Context, query: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        parameters = _parameters(query if query is not None else _query(request), self.model)
         dumped: dict[str, Any] = self.resource(request, row).model_dump(
-            scim_ctx=context, response_parameters=_parameters(request, self.model)
+            scim_ctx=context, response_parameters=parameters
         )
         return dumped
 
     def search(self, request: HttpRequest) -> HttpResponse:
-        start, count = _paging(request)
-        text = request.GET.get("filter", "").strip()
+        query = _query(request)
+        start, count = _paging(query)
+        matched = self.matching(request, query.get("filter", "").strip())
+        page = matched[start - 1 : start - 1 + count]
+        return _response(
+            _list_response(
+                len(matched), start, [self._dump(request, row, Context.SEARCH_RESPONSE, query) for row in page]
+            )
+        )
+
+    def matching(self, request: HttpRequest, text: str) -> list[Any]:
         rows = self.rows()
         matched: list[Any]
         if not text:
@@ -309,15 +371,7 @@ class Kind:
             if quick is not None:
                 rows = self.indexed_rows(quick)
             matched = [row for row in rows if condition.match(self.resource(request, row))]
-        page = matched[start - 1 : start - 1 + count]
-        body = {
-            "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
-            "totalResults": len(matched),
-            "startIndex": start,
-            "itemsPerPage": len(page),
-            "Resources": [self._dump(request, row, Context.SEARCH_RESPONSE) for row in page],
-        }
-        return _response(body)
+        return matched
 
     def _quick(self, text: str) -> str | None:
         """`<indexed> eq "value"` alone: the value, so one query finds the candidates (the match still decides)."""
@@ -416,7 +470,9 @@ class Users(Kind):
     def resource(self, request: HttpRequest, identity: Identity) -> Any:
         person = identity.user
         kept = dict(identity.scim_resource or {})
-        kept.update({"userName": person.get_username(), "active": person.is_active})
+        kept["userName"] = person.get_username()
+        if "active" in kept or not person.is_active:  # deactivated here (the admin) shows so; unsaid stays unsaid
+            kept["active"] = person.is_active
         if identity.external_id:
             kept["externalId"] = identity.external_id
         name = dict(kept.get("name") or {})
@@ -425,11 +481,13 @@ class Users(Kind):
                 name[key] = value
         if name:
             kept["name"] = name
-        if person.email:
-            emails = [e for e in kept.get("emails") or [] if str(e.get("value", "")).lower() != person.email.lower()]
-            emails.insert(0, {"value": person.email, "primary": True, **({"type": "work"} if not emails else {})})
-            for other in emails[1:]:
+        emails = [dict(e) for e in kept.get("emails") or []]
+        if person.email and not any(str(e.get("value", "")).lower() == person.email.lower() for e in emails):
+            # Changed here (the admin, a sign-in): the address people are reached at comes first.
+            for other in emails:
                 other.pop("primary", None)
+            emails.insert(0, {"value": person.email, "primary": True})
+        if emails:
             kept["emails"] = emails
         resource = self.model.model_validate(kept, scim_policy=ScimPolicy(unknown=ScimPolicy.Unknown.ignore))
         resource.id = str(identity.scim_id)
@@ -531,7 +589,7 @@ class Groups(Kind):
                 GroupMember.model_validate(
                     {
                         "value": str(identity.scim_id),
-                        "display": person.get_username(),
+                        "display": group.member_display.get(str(identity.scim_id)) or person.get_username(),
                         "type": "User",
                         "$ref": f"{_base(request)}/Users/{identity.scim_id}",
                     }
@@ -573,6 +631,9 @@ class Groups(Kind):
             renamed = group.pk is not None and group.display_name != name
             group.display_name = name[:255]
             group.external_id = str(resource.external_id or "")[:255]
+            group.member_display = {
+                str(ids[str(m.value)]): str(m.display)[:255] for m in resource.members or [] if m.value and m.display
+            }
             group.save()
             group.set_members(list(people.values()))
             if renamed:  # its old name's roles go, its new name's come
