@@ -23,7 +23,7 @@ const provider = new Provider(issuer, {
     token_endpoint_auth_method: 'client_secret_basic',
   }],
   async findAccount(ctx, id) {
-    const person = config.people[id] || { email: `${id}@acme.test` };
+    const person = config.people[id] || { email: `${id}@acme.example` };
     return {
       accountId: id,
       async claims() {
