@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import httpx2
 import pytest
@@ -22,7 +23,7 @@ from testing.live import PASSWORD, LiveServer, closed_with, free_port
 
 pytestmark = pytest.mark.skipif(idp.missing() is not None, reason=str(idp.missing()))
 
-PEOPLE = {
+PEOPLE: dict[str, dict[str, Any]] = {
     "alice": {"email": "alice@acme.example", "name": "Alice Liddell", "given_name": "Alice", "family_name": "Liddell",
               "groups": ["shop-answerers", "everyone"]},
     "bob": {"email": "bob@acme.example", "name": "Bob Marley", "groups": ["marketing"]},
@@ -59,7 +60,8 @@ def world() -> Iterator[tuple[LiveServer, idp.Provider]]:
 def roles_of(server: LiveServer, username: str) -> str:
     script = (
         "from projects.models import Membership;"
-        f"print(sorted((m.project.name, m.role, m.source) for m in Membership.objects.filter(user__username='{username}')))"
+        f"held = Membership.objects.filter(user__username='{username}');"
+        "print(sorted((m.project.name, m.role, m.source) for m in held))"
     )
     return server.manage("shell", "-v", "0", "-c", script).strip()
 
@@ -87,7 +89,7 @@ def test_signing_in_lands_on_the_dashboard_as_an_answerer_in_shop(world: tuple[L
 
 
 def test_a_second_sign_in_is_the_same_person_and_follows_their_groups(world: tuple[LiveServer, idp.Provider]) -> None:
-    server, provider = world
+    server, _provider = world
     with httpx2.Client() as http:
         assert idp.sign_in(http, server.url, "alice").status_code == 302
     count = (
@@ -185,7 +187,8 @@ from django.contrib.auth.models import User
 from projects.models import Project
 from tokens.models import AgentToken, Scope
 dana = User.objects.get(username="dana@acme.example")
-print(json.dumps({"raw": AgentToken.issue("dana-bot", scope=Scope.ANSWER, user=dana, project=Project.objects.get(name="shop"))[1]}))
+shop = Project.objects.get(name="shop")
+print(json.dumps({"raw": AgentToken.issue("dana-bot", scope=Scope.ANSWER, user=dana, project=shop)[1]}))
 """
 
 
@@ -199,14 +202,15 @@ async def test_scim_provisions_a_person_who_signs_in_and_deactivating_them_ends_
         assert (await httpx2.AsyncClient().get(f"{server.url}/scim/v2/ServiceProviderConfig")).status_code == 401
         made = await directory.post("/Users", json={
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "dana@acme.example",
-            "name": {"givenName": "Dana", "familyName": "Scully"}, "emails": [{"value": "dana@acme.example", "primary": True}],
-            "active": True})  # fmt: skip
+            "name": {"givenName": "Dana", "familyName": "Scully"},
+            "emails": [{"value": "dana@acme.example", "primary": True}], "active": True})  # fmt: skip
         assert made.status_code == 201, made.text
         dana = made.json()["id"]
         found = (await directory.get("/Users", params={"filter": 'userName eq "dana@acme.example"'})).json()
         assert [user["id"] for user in found["Resources"]] == [dana]
-        group = await directory.post("/Groups", json={"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"],
-                                                       "displayName": "shop-answerers", "members": [{"value": dana}]})  # fmt: skip
+        group = await directory.post("/Groups", json={
+            "schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "shop-answerers",
+            "members": [{"value": dana}]})  # fmt: skip
         assert group.status_code in {201, 409}, group.text  # alice's sign-in may have made the group already
         if group.status_code == 409:
             listed = (await directory.get("/Groups", params={"filter": 'displayName eq "shop-answerers"'})).json()
