@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx2
 
-from testing.live import free_port
+from testing.live import LiveServer, free_port
 from testing.ts_client import TS_DIR
 
 CLIENT_ID = "hookbridge"
@@ -120,3 +120,20 @@ def sign_in(http: httpx2.Client, server_url: str, login: str, *, start: str = "/
                 return http.get(location, follow_redirects=False)
             page = http.get(location, follow_redirects=False)
     return page
+
+
+@contextmanager
+def hookbridge_with(
+    people: dict[str, dict[str, Any]], *, clock_offset: int = 0, **env: str
+) -> Iterator[tuple[LiveServer, Provider]]:
+    """A provider and a Hook Bridge server registered with it (the callback on the server's own port), with a
+    project `shop` for the groups to give roles in."""
+    port = free_port()
+    with provider(people, [f"http://127.0.0.1:{port}/sso/callback"], clock_offset=clock_offset) as idp:
+        server = LiveServer(port=port, env_overrides=idp.settings(**env))
+        server.setup()
+        try:
+            server.manage("project", "create", "shop")
+            yield server, idp
+        finally:
+            server.close()

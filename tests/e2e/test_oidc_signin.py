@@ -10,7 +10,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx2
@@ -19,7 +19,7 @@ import websockets
 from websockets.typing import Origin
 
 from testing import idp
-from testing.live import PASSWORD, LiveServer, closed_with, free_port
+from testing.live import PASSWORD, LiveServer, closed_with
 
 pytestmark = pytest.mark.skipif(idp.missing() is not None, reason=str(idp.missing()))
 
@@ -35,18 +35,8 @@ SCIM_TOKEN = "scim-token-of-the-sign-in-tests-0123456789"
 REVOKED = 4410
 
 
-@contextmanager
-def signing_in(clock_offset: int = 0, **env: str) -> Iterator[tuple[LiveServer, idp.Provider]]:
-    """A provider and a Hook Bridge server registered with it (the callback on the server's own port)."""
-    port = free_port()
-    with idp.provider(PEOPLE, [f"http://127.0.0.1:{port}/sso/callback"], clock_offset=clock_offset) as provider:
-        server = LiveServer(port=port, env_overrides=provider.settings(HOOKBRIDGE_OIDC_ROLES=ROLES, **env))
-        server.setup()
-        try:
-            server.manage("project", "create", "shop")
-            yield server, provider
-        finally:
-            server.close()
+def signing_in(clock_offset: int = 0, **env: str) -> AbstractContextManager[tuple[LiveServer, idp.Provider]]:
+    return idp.hookbridge_with(PEOPLE, clock_offset=clock_offset, HOOKBRIDGE_OIDC_ROLES=ROLES, **env)
 
 
 @pytest.fixture(scope="module")
