@@ -102,7 +102,20 @@ def finish(request: HttpRequest) -> Claims:
     """The provider sent the person back: exchange the code, check the ID token, read who they are."""
     idp = client()
     try:
-        token = idp.authorize_access_token(request, leeway=int(settings.HOOKBRIDGE_OIDC_LEEWAY))
+        issuer = str(idp.load_server_metadata().get("issuer", ""))
+        if issuer.rstrip("/") != settings.HOOKBRIDGE_OIDC_ISSUER:
+            raise SignInFailed(
+                "The identity provider's discovery document names another issuer.",
+                f"Your admin must set HOOKBRIDGE_OIDC_ISSUER to exactly {issuer}.",
+                status=502,
+            )
+        # Authlib checks the issuer, but the audience only through `azp`: a token for another application that
+        # names us as its authorized party would pass. Ours must be the audience (OIDC Core 3.1.3.7, point 3).
+        options = {
+            "iss": {"essential": True, "values": [issuer]},
+            "aud": {"essential": True, "values": [settings.HOOKBRIDGE_OIDC_CLIENT_ID]},
+        }
+        token = idp.authorize_access_token(request, leeway=int(settings.HOOKBRIDGE_OIDC_LEEWAY), claims_options=options)
         claims = dict(token.get("userinfo") or {})
         if not claims:
             raise SignInFailed(
