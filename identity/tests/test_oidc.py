@@ -55,7 +55,7 @@ class FakeProvider:
                 if self.path == "/.well-known/openid-configuration":
                     self._send(200, provider.discovery())
                 elif self.path == "/jwks":
-                    self._send(200, KeySet([provider.key]).as_dict(private=False))
+                    self._send(200, dict(KeySet([provider.key]).as_dict(private=False)))
                 elif self.path == "/userinfo":
                     self._send(200, {"sub": provider.claims.get("sub", "")})
                 else:
@@ -184,7 +184,8 @@ def test_sign_in_links_the_person_scim_made_but_never_a_local_account(db: Any, s
     local = User.objects.create_user("frank@acme.example", email="frank@acme.example", password="a-long-password-1")
     scimmed = User.objects.create_user("gina@acme.example", email="gina@acme.example")
     Identity.objects.create(user=scimmed, provisioned=True)
-    fields = {"email_verified": True, "first_name": "", "last_name": "", "display_name": "", "groups": None}
+    fields: dict[str, Any] = {"email_verified": True, "first_name": "", "last_name": "", "display_name": "",
+                              "groups": None}  # fmt: skip
     frank = sign_in("https://idp", "sub-frank", email="frank@acme.example", username="frank@acme.example", **fields)
     gina = sign_in("https://idp", "sub-gina", email="gina@acme.example", username="gina@acme.example", **fields)
     assert frank.pk != local.pk  # a local account with that e-mail is not the provider's to sign in as
@@ -206,7 +207,7 @@ def test_roles_follow_groups_at_each_sign_in_and_by_hand_roles_stay(db: Any, set
     settings.HOOKBRIDGE_OIDC_ROLES = "shop-answerers=shop:answerer,shop-admins=shop:admin,ops=ops:viewer"
     User.objects.create_superuser("first-admin", password="a-long-local-password")
     shop, ops = Project.objects.create(name="shop"), Project.objects.create(name="ops")
-    fields = {"email": "ivy@acme.example", "email_verified": True, "username": "ivy", "first_name": "",
+    fields: dict[str, Any] = {"email": "ivy@acme.example", "email_verified": True, "username": "ivy", "first_name": "",
               "last_name": "", "display_name": ""}  # fmt: skip
     ivy = sign_in("https://idp", "sub-ivy", groups=["shop-answerers", "shop-admins"], **fields)
     assert Membership.objects.get(user=ivy, project=shop).role == Role.ADMIN  # the highest of two
@@ -240,11 +241,11 @@ def test_a_bad_role_mapping_is_a_start_up_error_naming_the_entry(settings: Any, 
     settings.HOOKBRIDGE_OIDC_ROLES = text
     with pytest.raises(ValueError, match=said):
         roles.parse(text)
-    assert [m.id for m in run_checks() if m.id.startswith("identity.")] == ["identity.E001"]
+    assert [m.id for m in run_checks() if str(m.id).startswith("identity.")] == ["identity.E001"]
 
 
 def test_oidc_only_without_a_provider_and_half_a_provider_are_start_up_errors(settings: Any) -> None:
     settings.HOOKBRIDGE_OIDC_ONLY = True
     settings.HOOKBRIDGE_OIDC_ISSUER = "https://idp.acme.example"
-    found = sorted(m.id for m in run_checks() if m.id.startswith("identity."))
+    found = sorted(str(m.id) for m in run_checks() if str(m.id).startswith("identity."))
     assert found == ["identity.E002", "identity.E003"]
