@@ -25,7 +25,7 @@ PACKAGES = tuple(
     for package in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["root_packages"]
     if package not in ("tests", "bench")
 )
-SIGNAL_MODULES = ("questions.signals", "lifecycle.signals", "hooks.signals", "projects.signals")
+SIGNAL_MODULES = ("questions.signals", "lifecycle.signals", "hooks.signals", "projects.signals", "core.signals")
 DOTTED = re.compile(rf"`((?:{'|'.join(PACKAGES)})(?:\.\w+)+)`")
 
 

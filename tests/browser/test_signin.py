@@ -57,7 +57,8 @@ async def test_a_person_signs_in_with_the_provider_and_lands_on_the_dashboard(
     await expect(button).to_be_visible()
     # What they see first: the provider's button above the password form, inside the first screen.
     box, password = await button.bounding_box(), await page.get_by_label("Password").bounding_box()
-    assert box is not None and password is not None
+    assert box is not None
+    assert password is not None
     assert box["y"] < password["y"]
     assert box["y"] + box["height"] <= height
     await looked_at(page, "signin-sso", width)
