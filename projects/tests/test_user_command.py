@@ -43,6 +43,9 @@ def test_admin_makes_an_admin(db: None, monkeypatch: pytest.MonkeyPatch) -> None
         (["bad name!"], "a long enough passphrase", "name: Enter a valid username"),
         (["carol", "--email", "not-an-address"], "a long enough passphrase", "email: Enter a valid email address"),
         (["carol"], "short", "password: This password is too short"),
+        (["carol"], "password123", "password: This password is too common"),
+        (["carol"], "48151623424815", "password: This password is entirely numeric"),
+        (["carol.jones"], "carol.jones!", "password: The password is too similar to the username"),
         (["carol"], "", "password: empty; nothing was made"),
     ],
 )
