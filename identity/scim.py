@@ -462,7 +462,8 @@ class Users(Kind):
     indexed = "userName"
 
     def rows(self) -> Any:
-        return Identity.objects.filter(removed_at__isnull=True, provisioned=True).select_related("user").order_by("pk")
+        live = Identity.objects.filter(removed_at__isnull=True, provisioned=True)
+        return live.select_related("user").prefetch_related("user__directory_groups").order_by("pk")
 
     def indexed_rows(self, value: str) -> Any:
         return self.rows().filter(user__username__iexact=value)
