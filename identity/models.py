@@ -212,8 +212,12 @@ def sign_in(
             if identity is not None:
                 identity.issuer, identity.subject = issuer, subject
         if identity is None:
+            # Never the subject: it is opaque (an Entra object id), and pages show the username.
             person = new_person(
-                username or email or subject, email=email, first_name=first_name[:150], last_name=last_name[:150]
+                username or email or display_name or "person",
+                email=email,
+                first_name=first_name[:150],
+                last_name=last_name[:150],
             )
             identity = Identity(user=person, issuer=issuer, subject=subject)
         person = identity.user

@@ -249,3 +249,11 @@ def test_oidc_only_without_a_provider_and_half_a_provider_are_start_up_errors(se
     settings.HOOKBRIDGE_OIDC_ISSUER = "https://idp.acme.example"
     found = sorted(str(m.id) for m in run_checks() if str(m.id).startswith("identity."))
     assert found == ["identity.E002", "identity.E003"]
+
+
+def test_a_person_with_no_email_or_username_is_named_by_their_name_never_the_subject(db: Any) -> None:
+    User.objects.create_superuser("first-admin", password="a-long-local-password")
+    person = sign_in("https://idp", "00u1a2b3c4opaque", email="", email_verified=False, username="", first_name="Lee",
+                     last_name="Smith", display_name="Lee Smith", groups=None)  # fmt: skip
+    assert person.username == "Lee-Smith"
+    assert "00u1a2b3c4opaque" not in person.get_username()
