@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
-from identity.models import DirectoryGroup, Identity, ScimToken
+from identity.models import DirectoryGroup, Identity, Passkey, ScimToken
 
 
 class SuperusersOnly:
@@ -97,3 +97,20 @@ class ScimTokenAdmin(SuperusersOnly, admin.ModelAdmin[ScimToken]):
             token.save()  # through the model: each revocation is recorded
             revoked += 1
         messages.success(request, f"Revoked {revoked} SCIM token(s).")
+
+
+@admin.register(Passkey)
+class PasskeyAdmin(SuperusersOnly, admin.ModelAdmin[Passkey]):
+    """A lost phone's passkey is removed here (each removal recorded); nobody adds one for someone else."""
+
+    list_display = ["name", "user", "created_at", "last_used_at"]
+    search_fields = ["name", "user__username"]
+    list_select_related = ["user"]
+    readonly_fields = ["name", "user", "created_at", "last_used_at"]
+    fields = ["name", "user", "created_at", "last_used_at"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)

@@ -246,3 +246,31 @@ def _provisioned_for(username: str, email: str) -> Identity | None:
     if email:
         return unlinked.filter(Q(user__email__iexact=email) | Q(user__username__iexact=email)).first()
     return None
+
+
+class Passkey(Audited):
+    """A passkey a person signs in with instead of a password (WebAuthn, the `webauthn` library: identity.passkeys)."""
+
+    audit_noun = "passkey"
+    audit_hidden = frozenset({"public_key", "sign_count", "last_used_at"})
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="passkeys")
+    name = models.CharField(max_length=100, help_text="Which device or password manager holds it.")
+    credential_id = models.CharField(max_length=1400, unique=True, editable=False)  # base64url, as browsers send it
+    public_key = models.BinaryField(editable=False)
+    sign_count = models.PositiveBigIntegerField(default=0, editable=False)
+    transports = models.JSONField(default=list, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.user})"
+
+    def audit_target(self) -> str:
+        return f"passkey {self.name} of {self.user.get_username()}"[:300]
+
+    def used(self, sign_count: int) -> None:
+        # Not through save(): a sign-in is recorded once (signin.succeeded), not as a change of the passkey too.
+        Passkey.objects.filter(pk=self.pk).update(sign_count=sign_count, last_used_at=timezone.now())
