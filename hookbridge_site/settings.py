@@ -409,6 +409,9 @@ HOOKBRIDGE_OIDC_ONLY = env_bool("HOOKBRIDGE_OIDC_ONLY", False)
 HOOKBRIDGE_BREAK_GLASS_USERS = env_list("HOOKBRIDGE_BREAK_GLASS_USERS", [])
 # How far the provider's clock may be from ours when its ID token's times are checked.
 HOOKBRIDGE_OIDC_LEEWAY = required_seconds("HOOKBRIDGE_OIDC_LEEWAY", 60.0)
+# Agents of the company get MCP tokens for the person the provider's ID-JAG names, with no consent screen
+# (identity.idjag: MCP's enterprise-managed authorization). Off unless the company wants it.
+HOOKBRIDGE_ID_JAG = env_bool("HOOKBRIDGE_ID_JAG", False)
 # SCIM 2.0 at /scim/v2 (identity.scim): the bearer token the directory sends; more are made in the admin.
 HOOKBRIDGE_SCIM_TOKEN = env_str("HOOKBRIDGE_SCIM_TOKEN")
 
@@ -488,7 +491,11 @@ OAUTH2_PROVIDER = {
     "REQUEST_APPROVAL_PROMPT": "force",  # every grant is a person's deliberate act on the consent page
     # The metadata lists exactly what is served: a person's consent, then refreshes, for public (PKCE) clients
     # too; no implicit, password, machine (client_credentials) or device grants.
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": [
+        "authorization_code",
+        "refresh_token",
+        *(["urn:ietf:params:oauth:grant-type:jwt-bearer"] if HOOKBRIDGE_ID_JAG and HOOKBRIDGE_OIDC_ISSUER else []),
+    ],
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
 }

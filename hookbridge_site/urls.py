@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from identity import idjag as identity_idjag
 from identity import views as identity_views
 
 
@@ -30,6 +31,8 @@ urlpatterns = [
     path("", include("notify.urls")),
     path("", include("claudecode.urls")),
     path("approvals/", include("approvals.urls")),
+    # Before tokens' own: the token endpoint also takes an ID-JAG (identity.idjag), then hands every other grant on.
+    path("oauth/token/", identity_idjag.token),
     path("", include("tokens.oauth_urls")),
     path("", include("identity.urls")),
 ]

@@ -274,3 +274,13 @@ class Passkey(Audited):
     def used(self, sign_count: int) -> None:
         # Not through save(): a sign-in is recorded once (signin.succeeded), not as a change of the passkey too.
         Passkey.objects.filter(pk=self.pk).update(sign_count=sign_count, last_used_at=timezone.now())
+
+
+class UsedAssertion(models.Model):
+    """An ID-JAG's `jti`, spent (identity.idjag): the same assertion never buys a second token."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.digest[:12]

@@ -12,14 +12,18 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx2
+from joserfc import jwt
+from joserfc.jwk import KeySet, RSAKey
 
 from testing.live import LiveServer, free_port
 from testing.ts_client import TS_DIR
@@ -137,3 +141,68 @@ def hookbridge_with(
             yield server, idp
         finally:
             server.close()
+
+
+class SigningIssuer:
+    """An OpenID issuer whose discovery, keys and token answers are the test's, on a free localhost port: for
+    what oidc-provider never sends (a token for another audience, signed by another key...) and for ID-JAGs."""
+
+    def __init__(self) -> None:
+        self.key = RSAKey.generate_key(2048, parameters={"kid": "good"})
+        self.other = RSAKey.generate_key(2048, parameters={"kid": "good"})  # same kid, not in the key set
+        self.claims: dict[str, Any] = {}
+        self.sign_with = self.key
+        self.token_status = 200
+        self.token_body: dict[str, Any] | None = None
+        provider = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path == "/.well-known/openid-configuration":
+                    self._send(200, provider.discovery())
+                elif self.path == "/jwks":
+                    self._send(200, dict(KeySet([provider.key]).as_dict(private=False)))
+                elif self.path == "/userinfo":
+                    self._send(200, {"sub": provider.claims.get("sub", "")})
+                else:
+                    self._send(404, {})
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if provider.token_body is not None:
+                    self._send(provider.token_status, provider.token_body)
+                    return
+                token = jwt.encode({"alg": "RS256", "kid": "good"}, provider.claims, provider.sign_with)
+                self._send(200, {"access_token": "at", "token_type": "Bearer", "expires_in": 60, "id_token": token})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.issuer = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def discovery(self) -> dict[str, Any]:
+        return {
+            "issuer": self.issuer,
+            "authorization_endpoint": f"{self.issuer}/auth",
+            "token_endpoint": f"{self.issuer}/token",
+            "jwks_uri": f"{self.issuer}/jwks",
+            "userinfo_endpoint": f"{self.issuer}/userinfo",
+            "id_token_signing_alg_values_supported": ["RS256"],
+        }
+
+    def sign(self, claims: dict[str, Any], typ: str = "JWT", key: RSAKey | None = None) -> str:
+        return jwt.encode({"alg": "RS256", "kid": "good", "typ": typ}, claims, key or self.key)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -5,11 +5,8 @@ and signs nobody in; and who a sign-in is: found by subject, SCIM's person linke
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -17,76 +14,18 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.checks import run_checks
 from django.test import Client
-from joserfc import jwt
-from joserfc.jwk import KeySet, RSAKey
 
 from identity import roles
 from identity.models import Identity, sign_in
 from projects.models import Membership, MembershipSource, Project, Role
+from testing import idp
 
-CLIENT_ID = "hookbridge"
-
-
-class FakeProvider:
-    """An issuer whose discovery, keys and token answers are the test's."""
-
-    def __init__(self) -> None:
-        self.key = RSAKey.generate_key(2048, parameters={"kid": "good"})
-        self.other = RSAKey.generate_key(2048, parameters={"kid": "good"})  # same kid, not in the key set
-        self.claims: dict[str, Any] = {}
-        self.sign_with = self.key
-        self.token_status = 200
-        self.token_body: dict[str, Any] | None = None
-        provider = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                if self.path == "/.well-known/openid-configuration":
-                    self._send(200, provider.discovery())
-                elif self.path == "/jwks":
-                    self._send(200, dict(KeySet([provider.key]).as_dict(private=False)))
-                elif self.path == "/userinfo":
-                    self._send(200, {"sub": provider.claims.get("sub", "")})
-                else:
-                    self._send(404, {})
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if provider.token_body is not None:
-                    self._send(provider.token_status, provider.token_body)
-                    return
-                token = jwt.encode({"alg": "RS256", "kid": "good"}, provider.claims, provider.sign_with)
-                self._send(200, {"access_token": "at", "token_type": "Bearer", "expires_in": 60, "id_token": token})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.issuer = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def discovery(self) -> dict[str, Any]:
-        return {
-            "issuer": self.issuer,
-            "authorization_endpoint": f"{self.issuer}/auth",
-            "token_endpoint": f"{self.issuer}/token",
-            "jwks_uri": f"{self.issuer}/jwks",
-            "userinfo_endpoint": f"{self.issuer}/userinfo",
-            "id_token_signing_alg_values_supported": ["RS256"],
-        }
+CLIENT_ID = idp.CLIENT_ID
 
 
 @pytest.fixture
-def fake(settings: Any, db: Any) -> Iterator[FakeProvider]:
-    provider = FakeProvider()
+def fake(settings: Any, db: Any) -> Iterator[idp.SigningIssuer]:
+    provider = idp.SigningIssuer()
     settings.HOOKBRIDGE_OIDC_ISSUER = provider.issuer
     settings.HOOKBRIDGE_OIDC_CLIENT_ID = CLIENT_ID
     settings.HOOKBRIDGE_OIDC_CLIENT_SECRET = "secret"
@@ -107,7 +46,7 @@ def started(client: Client) -> dict[str, str]:
     return query
 
 
-def claims(fake: FakeProvider, query: dict[str, str], **changes: Any) -> dict[str, Any]:
+def claims(fake: idp.SigningIssuer, query: dict[str, str], **changes: Any) -> dict[str, Any]:
     now = int(time.time())
     return {
         "iss": fake.issuer, "aud": CLIENT_ID, "sub": "acme|erin", "iat": now, "exp": now + 300,
@@ -116,7 +55,7 @@ def claims(fake: FakeProvider, query: dict[str, str], **changes: Any) -> dict[st
     }  # fmt: skip
 
 
-def test_a_good_id_token_signs_the_person_in_with_their_groups_role(fake: FakeProvider) -> None:
+def test_a_good_id_token_signs_the_person_in_with_their_groups_role(fake: idp.SigningIssuer) -> None:
     client = Client()
     query = started(client)
     fake.claims = claims(fake, query)
@@ -140,7 +79,7 @@ def test_a_good_id_token_signs_the_person_in_with_their_groups_role(fake: FakePr
     ],
 )
 def test_a_token_that_fails_a_check_is_refused_by_name_and_signs_nobody_in(
-    fake: FakeProvider, change: dict[str, Any], said: str
+    fake: idp.SigningIssuer, change: dict[str, Any], said: str
 ) -> None:
     client = Client()
     query = started(client)
@@ -152,7 +91,7 @@ def test_a_token_that_fails_a_check_is_refused_by_name_and_signs_nobody_in(
     assert client.get("/").status_code == 302  # still signed out
 
 
-def test_a_token_signed_by_another_key_is_refused(fake: FakeProvider) -> None:
+def test_a_token_signed_by_another_key_is_refused(fake: idp.SigningIssuer) -> None:
     client = Client()
     query = started(client)
     fake.claims, fake.sign_with = claims(fake, query), fake.other
@@ -162,7 +101,7 @@ def test_a_token_signed_by_another_key_is_refused(fake: FakeProvider) -> None:
     assert not Identity.objects.exists()
 
 
-def test_the_providers_refusal_of_the_client_is_named_for_the_admin(fake: FakeProvider) -> None:
+def test_the_providers_refusal_of_the_client_is_named_for_the_admin(fake: idp.SigningIssuer) -> None:
     client = Client()
     query = started(client)
     fake.token_status, fake.token_body = 401, {"error": "invalid_client", "error_description": "client auth failed"}
