@@ -58,12 +58,18 @@ def _refused(field: str, message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": f"{field}: {message}"}, status=status)
 
 
-def _json(request: HttpRequest) -> dict[str, Any] | None:
+def _answer(request: HttpRequest, ceremony: str, unstarted: str) -> tuple[dict[str, Any], str] | JsonResponse:
+    """The browser's answer and the challenge this session was given for it (spent now, used or not)."""
+    challenge = request.session.pop(ceremony, None)
     try:
         body = json.loads(request.body or b"{}")
     except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
+        body = None
+    if not isinstance(body, dict) or not isinstance(body.get("credential"), dict):
+        return _refused("credential", "the browser's answer is missing or not JSON")
+    if challenge is None:
+        return _refused("credential", unstarted)
+    return body, str(challenge)
 
 
 @login_required
@@ -99,13 +105,11 @@ def registration_options(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def register(request: HttpRequest) -> HttpResponse:
-    body = _json(request)
-    challenge = request.session.pop(REGISTERING, None)
-    if body is None or not isinstance(body.get("credential"), dict):
-        return _refused("credential", "the browser's answer is missing or not JSON")
+    answer = _answer(request, REGISTERING, "no passkey was being added here: start again")
+    if isinstance(answer, JsonResponse):
+        return answer
+    body, challenge = answer
     name = str(body.get("name") or "").strip()[:100] or "Passkey"
-    if challenge is None:
-        return _refused("credential", "no passkey was being added here: start again")
     try:
         verified = verify_registration_response(
             credential=body["credential"], expected_challenge=bytes.fromhex(challenge),
@@ -143,12 +147,10 @@ def sign_in_options(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def sign_in(request: HttpRequest) -> HttpResponse:
-    body = _json(request)
-    challenge = request.session.pop(SIGNING_IN, None)
-    if body is None or not isinstance(body.get("credential"), dict):
-        return _refused("credential", "the browser's answer is missing or not JSON")
-    if challenge is None:
-        return _refused("credential", "this sign-in was not started here, or was used already: start again")
+    answer = _answer(request, SIGNING_IN, "this sign-in was not started here, or was used already: start again")
+    if isinstance(answer, JsonResponse):
+        return answer
+    body, challenge = answer
     passkey = Passkey.objects.select_related("user").filter(credential_id=str(body["credential"].get("id", ""))).first()
     refusal = _refused("credential", "this passkey is not known here, or not yours to sign in with", status=403)
     if passkey is None or not passkey.user.is_active or not password_allowed(passkey.user.get_username()):
