@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 
 import pytest
 from channels.db import database_sync_to_async
@@ -131,12 +131,18 @@ async def test_a_burst_of_pushes_reaches_the_dashboard_whole() -> None:
 async def test_a_push_does_not_wait_for_the_database_thread() -> None:
     """Channels' dispatch would first take a turn on the database thread, behind every MCP tool's query."""
     communicator = await connected_past_its_state()
-    busy = asyncio.create_task(db.database_sync_to_async(time.sleep)(2))
-    await asyncio.sleep(0.1)  # the database thread is now taken
-    started = time.monotonic()
+    held, taken = threading.Event(), threading.Event()
+
+    def hold_the_thread() -> None:
+        taken.set()
+        held.wait(60)
+
+    busy = asyncio.create_task(db.database_sync_to_async(hold_the_thread)())
+    await asyncio.to_thread(taken.wait, 30)  # the database thread is now taken, until the push has arrived
     await get_channel_layer().group_send(DASHBOARD_GROUP, {"type": "dashboard.html", "html": "<p>now</p>"})
-    assert await communicator.receive_from(timeout=1.5) == "<p>now</p>"
-    assert time.monotonic() - started < 1.5
+    assert await communicator.receive_from(timeout=30) == "<p>now</p>"
+    assert not busy.done(), "the push came only once the database thread was free"
+    held.set()
     await busy
     await communicator.disconnect()
 

@@ -151,13 +151,18 @@ async def test_the_sse_response_starts_before_any_progress(keepalive_server: Liv
         "method": "tools/call",
         "params": {"name": "ask_question", "arguments": {"question": "Headers at once?"}},
     }
-    async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
-        started = time.monotonic()
-        async with http.stream("POST", f"{server.url}/mcp", json=call) as response:
-            took = time.monotonic() - started
-            assert response.status_code == 200
-            assert response.headers["content-type"].startswith("text/event-stream")
-    assert took < 1, f"the response started after {took:.1f}s"
+    # The question is answered only once the headers are in: a server that held them back until its first event
+    # (the result) would never send them, and the client's read would time out (a "did not hang" bound).
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        http.stream("POST", f"{server.url}/mcp", json=call) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        question = await server.wait_for_question("Headers at once?")
+        assert (await server.answer_via_api(question["id"], "they were")).status_code == 200
+        body = "".join([chunk async for chunk in response.aiter_text()])
+    assert "they were" in body
 
 
 async def test_a_client_that_times_out_leaves_the_question_for_its_re_ask(live_server_proc: LiveServer) -> None:
@@ -182,12 +187,10 @@ async def test_a_client_that_times_out_leaves_the_question_for_its_re_ask(live_s
         assert stored["agentLeftReason"] == "the client gave up waiting: McpError: MCP error -32001: Request timed out"
 
         assert (await server.answer_on_dashboard(question["id"], {"answer": "answered while you were away"})).is_success
-        started = time.monotonic()
         await ts.call("host", "again", "ask_question", {"question": text})
         result = await ts.outcome("again")
-        took = time.monotonic() - started
+    # The answer given while it was away, on the same row: the re-ask found it (a new question would still wait).
     assert result["result"]["structuredContent"] == {"answer": "answered while you were away"}
-    assert took < 2, f"the re-ask took {took:.1f}s"
     assert [q["id"] for q in await same_text(server, text)] == [question["id"]], "no second question row"
 
 

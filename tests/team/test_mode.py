@@ -153,6 +153,6 @@ async def test_a_token_revoked_anywhere_is_refused_by_every_worker_long_before_i
             # worker's answer alone can take a second.
             while (status := (await http.get(f"{worker.url}/api/questions")).status_code) == 200:
                 took = asyncio.get_running_loop().time() - revoked_at
-                assert took < 10 < CACHED_FOR, f"{worker.url} still takes the token"
+                assert took < 30 < CACHED_FOR, f"{worker.url} still takes the token"
                 await asyncio.sleep(0.02)
             assert status == 401
