@@ -54,7 +54,9 @@ def add(data: dict[str, Any], command: str, timeout_seconds: int, mcp_name: str,
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError("'mcpServers' in the settings is not an object; refusing to touch it")
-    servers[mcp_name] = {"httpUrl": mcp_url, "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"}}
+    # Trusted: Gemini CLI's terminal UI would otherwise ask its own permission before every ask_question, a second
+    # question in front of the one the agent is putting to the team.
+    servers[mcp_name] = {"httpUrl": mcp_url, "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"}, "trust": True}
     return added
 
 

@@ -159,7 +159,7 @@ def test_register_gemini_writes_its_hooks_and_mcp_server_and_unregister_gives_th
     }
     assert "matcher" not in written["hooks"]["AfterAgent"][0], "every turn's end, whatever tool it ran"
     assert written["mcpServers"]["hookbridge"] == {
-        "httpUrl": f"{server.url}/mcp", "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"},
+        "httpUrl": f"{server.url}/mcp", "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"}, "trust": True,
     }  # fmt: skip
     assert "hb_" not in settings.read_text(), "the token is never in the file"
     server.manage("register_gemini", "--project", str(tmp_path), "--url", server.url, "--token", "hb_x")
