@@ -201,6 +201,11 @@ def copy_database(template: Path, target: Path) -> None:
         copy.close()
 
 
+# The harness's own requests (the API reads and answers, the login) wait this long: httpx's 5 s default was what a
+# loaded machine (load average 6-13 on 2 cores) took for one of them, and a test then failed measuring the machine.
+HARNESS_TIMEOUT = httpx2.Timeout(60)
+
+
 @dataclass
 class LiveServer:
     """One daphne worker on a free port, with its own database, two agent and two answering tokens, and a user."""
@@ -357,7 +362,7 @@ class LiveServer:
     async def questions(self, status: str | None = None, token_name: str = "answer-bot") -> list[dict[str, Any]]:
         """The newest 500 questions of every agent (an answer token sees all; an agent token its own)."""
         params = {"status": status, "limit": "500"} if status else {"limit": "500"}
-        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+        async with httpx2.AsyncClient(headers=self.auth(token_name), timeout=HARNESS_TIMEOUT) as http:
             response = await http.get(f"{self.url}/api/questions", params=params)
             response.raise_for_status()
             return list(response.json()["questions"])
@@ -380,13 +385,13 @@ class LiveServer:
         raise AssertionError(f"no {status} question {text!r} appeared; server log:\n{self.log()[-3000:]}")
 
     async def answer_via_api(self, question_id: str, answer: object, token_name: str = "answer-bot") -> httpx2.Response:
-        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+        async with httpx2.AsyncClient(headers=self.auth(token_name), timeout=HARNESS_TIMEOUT) as http:
             return await http.post(f"{self.url}/api/mcp-answer", json={"questionId": question_id, "answer": answer})
 
     @asynccontextmanager
     async def login(self) -> AsyncIterator[httpx2.AsyncClient]:
         """An HTTP client holding a logged-in dashboard session (and its CSRF token)."""
-        async with httpx2.AsyncClient(base_url=self.url, follow_redirects=False) as http:
+        async with httpx2.AsyncClient(base_url=self.url, follow_redirects=False, timeout=HARNESS_TIMEOUT) as http:
             yield await self._log_in(http)
 
     async def _log_in(self, http: httpx2.AsyncClient) -> httpx2.AsyncClient:
@@ -417,13 +422,13 @@ class LiveServer:
         return self.socket("/ws/dashboard/", http)
 
     async def open_session(self, token_name: str = "agent-a", **fields: str) -> str:
-        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+        async with httpx2.AsyncClient(headers=self.auth(token_name), timeout=HARNESS_TIMEOUT) as http:
             response = await http.post(f"{self.url}/api/sessions", json=fields)
         assert response.status_code == 201, response.text
         return str(response.json()["guid"])
 
     async def session_state(self, guid: str, token_name: str = "agent-a") -> httpx2.Response:
-        async with httpx2.AsyncClient(headers=self.auth(token_name)) as http:
+        async with httpx2.AsyncClient(headers=self.auth(token_name), timeout=HARNESS_TIMEOUT) as http:
             return await http.get(f"{self.url}/api/sessions/{guid}")
 
 
