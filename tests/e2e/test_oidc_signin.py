@@ -166,7 +166,9 @@ def test_without_a_provider_the_sso_addresses_are_not_there() -> None:
     server.setup()
     try:
         assert httpx2.get(f"{server.url}/sso/login").status_code == 404
-        assert "Sign in with" not in httpx2.get(f"{server.url}/accounts/login/").text
+        page = httpx2.get(f"{server.url}/accounts/login/").text
+        assert "/sso/login" not in page  # no provider's button (the passkey's stays)
+        assert "Sign in with a passkey" in page
     finally:
         server.close()
 
