@@ -349,6 +349,10 @@ async def test_a_pasted_screenshot_goes_with_the_answer_and_shows_in_the_history
     assert [(c.mime_type, base64.b64decode(c.data)) for c in images] == [("image/png", PNG)] * 2
     assert len(result.content) == 3
 
+    # The card's own swap after the answer may still be loading (its images): wait for the page to settle, so the
+    # navigation below is not aborted by one of the page's (CI: net::ERR_ABORTED once, on a quiet machine).
+    await expect(card).to_have_count(0, timeout=30_000)
+    await page.wait_for_load_state("load")
     await page.goto(f"{live_server_proc.url}/history/?q=header+look+like+at+{width}")
     thumbnails = page.locator("table.history .answer-images img")
     await expect(thumbnails).to_have_count(2)

