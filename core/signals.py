@@ -17,8 +17,9 @@ from django.dispatch import Signal
 
 logger = logging.getLogger(__name__)
 
-# A person was deactivated (by the admin, SCIM, a command or a bulk change seen by tokens.standing's check):
-# sent on commit with user_id and username. Each app lets go of what it holds of theirs (tokens.signals sends it).
+# A person was deactivated through the model (the admin, SCIM, a command): sent on commit with user_id and
+# username, by tokens.signals. Each app lets go of what it holds of theirs. (A bulk update sends nothing: the
+# periodic access checks still close its sockets and refuse its tokens.)
 person_deactivated = Signal()
 
 

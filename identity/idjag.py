@@ -98,7 +98,7 @@ def _client(request: HttpRequest) -> Any:
     return application
 
 
-def _claims(request: HttpRequest, assertion: str, client_id: str) -> dict[str, Any]:
+def _claims(request: HttpRequest, assertion: str, client_id: str, resource: str) -> dict[str, Any]:
     if not assertion:
         raise Refused("invalid_request", "assertion: missing (the ID-JAG).")
     provider = oidc.client()
@@ -118,7 +118,6 @@ def _claims(request: HttpRequest, assertion: str, client_id: str) -> dict[str, A
     if str(decoded.header.get("typ", "")).lower() != ID_JAG_TYPE:
         raise Refused("invalid_grant", f"assertion: its typ must be {ID_JAG_TYPE}, not {decoded.header.get('typ')!r}.")
     ours = oauth2_settings.oauth2_authorization_server_issuer(request)
-    resource = oauth.mcp_resource(token_views._base(request))
     registry = JWTClaimsRegistry(
         leeway=int(settings.HOOKBRIDGE_OIDC_LEEWAY),
         iss={"essential": True, "value": settings.HOOKBRIDGE_OIDC_ISSUER},
@@ -144,7 +143,8 @@ def _claims(request: HttpRequest, assertion: str, client_id: str) -> dict[str, A
 
 def _exchange(request: HttpRequest) -> HttpResponse:
     application = _client(request)
-    claims = _claims(request, request.POST.get("assertion", ""), str(application.client_id))
+    resource = oauth.mcp_resource(token_views._base(request))
+    claims = _claims(request, request.POST.get("assertion", ""), str(application.client_id), resource)
     issuer, subject = settings.HOOKBRIDGE_OIDC_ISSUER, str(claims["sub"])
     identity = (
         Identity.objects.select_related("user")
@@ -177,7 +177,7 @@ def _exchange(request: HttpRequest) -> HttpResponse:
                 application=application,
                 token=raw,
                 scope=oauth.SCOPE,
-                resource=[oauth.mcp_resource(token_views._base(request))],
+                resource=[resource],
                 expires=timezone.now() + timedelta(seconds=lifetime),
             )
             chain.record(

@@ -8,7 +8,7 @@ keys, its issuer, audience, expiry and nonce; the same library serves the JWTs t
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import requests
@@ -85,7 +85,6 @@ class Claims:
     preferred_username: str
     groups: list[str] | None
     id_token: str
-    raw: dict[str, Any] = field(default_factory=dict)
 
 
 def _groups(value: Any) -> list[str] | None:
@@ -164,7 +163,6 @@ def finish(request: HttpRequest) -> Claims:
         preferred_username=str(claims.get("preferred_username") or ""),
         groups=_groups(claims.get(settings.HOOKBRIDGE_OIDC_GROUPS_CLAIM)),
         id_token=str(token.get("id_token", "")),
-        raw=claims,
     )
 
 

@@ -67,8 +67,8 @@ def wanted(groups: set[str]) -> dict[str, str]:
     return roles
 
 
-def apply(person: Any) -> list[str]:
-    """Set the person's project roles from their directory groups; returns the projects they are in afterwards."""
+def apply(person: Any) -> None:
+    """Set the person's project roles from their directory groups."""
     groups = set(person.directory_groups.values_list("display_name", flat=True))
     roles = wanted(groups)
     only = settings.HOOKBRIDGE_OIDC_ROLES_ONLY
@@ -91,4 +91,3 @@ def apply(person: Any) -> list[str]:
         for name, membership in held.items():
             if name not in roles and (membership.source == MembershipSource.DIRECTORY or only):
                 membership.delete()
-        return sorted(Membership.objects.filter(user=person).values_list("project__name", flat=True))

@@ -223,23 +223,13 @@ def _search_all(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _listed(items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
-        "totalResults": len(items),
-        "startIndex": 1,
-        "itemsPerPage": len(items),
-        "Resources": items,
-    }
-
-
 def _discovery(request: HttpRequest, found: Iterable[Any], kind: str, wanted: str | None) -> HttpResponse:
     items = {}
     for item in found:
         item.meta = Meta(resource_type=kind, location=f"{_base(request)}/{kind}s/{item.id}")
         items[str(item.id)] = item.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
     if wanted is None:
-        return _response(_listed(list(items.values())))
+        return _response(_list_response(len(items), 1, list(items.values())))
     if wanted not in items:
         raise ScimError(404, f"No {kind} '{wanted}' here: {', '.join(items)}.")
     return _response(items[wanted])
