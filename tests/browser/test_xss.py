@@ -64,7 +64,10 @@ HOSTILE_DOM = """
       const name = attr.name.toLowerCase(), value = attr.value.toLowerCase();
       const active = name.startsWith("on") || name.startsWith("hx-") || name.startsWith("data-hx-")
         || name.startsWith("ws-") || name.startsWith("sse-");
-      if (active && value.includes("pwn")) found.push(`${el.tagName} ${name}=${attr.value}`);
+      // The page's own CSRF header is a random token: one that happens to hold "pwn" is not a payload (CI, once).
+      const ownCsrf = el.tagName === "BODY" && name === "hx-headers"
+        && /^\\{"X-CSRFToken": "[A-Za-z0-9]+"\\}$/.test(attr.value);
+      if (active && !ownCsrf && value.includes("pwn")) found.push(`${el.tagName} ${name}=${attr.value}`);
       if (active && name.startsWith("on")) found.push(`${el.tagName} ${name}`);
       if (["href", "src", "action", "formaction", "data", "xlink:href"].includes(name)
           && /^\\s*(javascript|data|vbscript):/.test(value)
