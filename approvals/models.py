@@ -161,7 +161,6 @@ class ApprovalRule(Audited):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        db_table = "claudecode_approvalrule"  # moved from claudecode (issue 53): the rows stay where they were
         ordering = ["position", "id"]
 
     def __str__(self) -> str:

@@ -6,7 +6,7 @@ who reads it. None of it is shared between processes, and all of it may be lost
 on a restart without losing anything a user gave (questions, answers, events).
 Per-request values (the token and connection of the request in hand) are
 ContextVars in mcpapi.calls, not here. What an app keeps is in that app's own runtime
-module (questions, tokens, claudecode, dashboard, mcpapi, hooks); none writes another's.
+module (questions, tokens, hosts, dashboard, mcpapi, hooks); none writes another's.
 """
 
 from __future__ import annotations

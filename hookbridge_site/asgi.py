@@ -1,4 +1,4 @@
-"""The ASGI router: /mcp to the MCP SDK's app, /hooks/<host> (claudecode.hosts) to the hosts' hooks, the rest to Django.
+"""The ASGI router: /mcp to the MCP SDK's app, /hooks/<host> (hosts.registry) to the hosts' hooks, the rest to Django.
 
 The site shell is the top floor: the one place that imports every app, mcpapi included (docs/architecture.md).
 """
@@ -19,7 +19,6 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
-from claudecode import endpoint as claude_hooks  # noqa: E402
 from core import acting, broadcast, collector, runtime  # noqa: E402
 from core.asgi_handler import HookBridgeASGIHandler  # noqa: E402
 from core.asgi_io import headers_only_for_head  # noqa: E402
@@ -27,6 +26,7 @@ from core.compat.anyio_tasks import free_cancelled_tasks  # noqa: E402
 from dashboard.routing import websocket_urlpatterns as dashboard_websockets  # noqa: E402
 from hookbridge_site import tracing  # noqa: E402
 from hooks.routing import websocket_urlpatterns as hook_websockets  # noqa: E402
+from hosts import endpoint as host_hooks  # noqa: E402
 from lifecycle.routing import websocket_urlpatterns as lifecycle_websockets  # noqa: E402
 from mcpapi.http import MCPRouter  # noqa: E402
 from mcpapi.server import build_http_app  # noqa: E402
@@ -61,8 +61,8 @@ async def route_http(scope: Scope, receive: Receive, send: Send) -> None:
     collector.ensure_running()
     if scope["path"] == "/mcp" or scope["path"].startswith("/mcp/"):
         await mcp_app(scope, receive, send)
-    elif scope["path"].rstrip("/") in claude_hooks.PATHS:
-        await claude_hooks.app(scope, receive, send)
+    elif scope["path"].rstrip("/") in host_hooks.PATHS:
+        await host_hooks.app(scope, receive, send)
     else:
         await django_asgi_app(scope, receive, send)  # type: ignore[arg-type]
 

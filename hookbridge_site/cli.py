@@ -3,12 +3,9 @@
     hookbridge serve [--port N] [--open] [--register] [-v]   (-v: every request logged, and daphne's notes)
     hookbridge stdio [--toolsets maxsim+askme] [--token T] [--no-open]
     hookbridge token NAME [--scope answer] [--project P | --all-projects]
-    hookbridge register | unregister [--project DIR] [--hooks]   (Claude Code)
-    hookbridge register | unregister gemini [--project DIR]      (Gemini CLI: its hooks and MCP server)
-    hookbridge register | unregister codex [--project DIR]       (Codex: its hooks, their trust, its MCP server)
-    hookbridge register | unregister copilot                     (GitHub Copilot CLI: its hooks and MCP server)
-    hookbridge register | unregister opencode                    (OpenCode: a plugin and its MCP server)
-    hookbridge hook gemini | codex | copilot                 (an agent host's hook: its JSON in, the decision out)
+    hookbridge register | unregister HOST [--project DIR] [--hooks] [--approve TOOLS]
+        HOST: claude-code (the default), codex, gemini, copilot, opencode, cursor, cline: its hooks and MCP server
+    hookbridge hook HOST                   (an agent host's hook: its JSON in, the team's decision out)
     hookbridge questions list | show | answer | dismiss
     hookbridge user create NAME [--email E] [--admin]
     hookbridge project create | member | list
@@ -29,8 +26,8 @@ COMMANDS = {
     "serve": "serve",
     "stdio": "mcp_stdio",
     "token": "create_token",
-    "register": "register_claude",
-    "unregister": "unregister_claude",
+    "register": "register",
+    "unregister": "unregister",
     "questions": "questions",
     "hooks": "hooks",
     "user": "user",
@@ -42,14 +39,8 @@ COMMANDS = {
 }
 
 
-# `hookbridge register HOST`: the management command's suffix for each host.
-REGISTERED_HOSTS = {
-    "claude-code": "claude",
-    "gemini": "gemini",
-    "codex": "codex",
-    "copilot": "copilot",
-    "opencode": "opencode",
-}
+# `hookbridge register` with no host, or only options, is Claude Code's (as it was before there were others).
+DEFAULT_HOST = "claude-code"
 
 WHAT = "Hook Bridge: AI coding agents ask your team over MCP, and wait while a person answers on a live dashboard.\n"
 
@@ -92,14 +83,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args[0] == "hook":
         # Run on every tool use an agent host makes: no Django to set up, nothing on stdout but the answer.
-        from hookbridge_site import hook_client
+        from hookbridge_site.paths import local_credentials
+        from hosts import hook_client
 
-        return hook_client.main(args[1:])
+        return hook_client.main(args[1:], credentials=local_credentials())
     command = COMMANDS.get(args[0])
-    if command in ("register_claude", "unregister_claude") and len(args) > 1 and args[1] in REGISTERED_HOSTS:
-        # `register gemini`: that host's own command; `register` alone, or `register claude-code`, Claude Code's.
-        command = command.replace("claude", REGISTERED_HOSTS[args[1]])
-        args = [args[0], *args[2:]]
+    bare = len(args) == 1 or (args[1].startswith("-") and not set(args[1:]) & {"-h", "--help"})
+    if command in ("register", "unregister") and bare:
+        args = [args[0], DEFAULT_HOST, *args[1:]]
     if command is None:
         sys.stderr.write(f"hookbridge: unknown command {args[0]!r}; {usage()}\n")
         return 2

@@ -94,7 +94,7 @@ INSTALLED_APPS = [
     "hooks",
     "questions",
     "approvals",
-    "claudecode",
+    "hosts",
     "identity",
     "notify",
     "dashboard",
@@ -544,7 +544,7 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         **{
             app: {"level": "DEBUG"}
-            for app in ("mcpapi", "questions", "lifecycle", "hooks", "claudecode", "dashboard")
+            for app in ("mcpapi", "questions", "lifecycle", "hooks", "hosts", "dashboard")
             if HOOKBRIDGE_DEBUG
         },
     },

@@ -29,7 +29,7 @@ urlpatterns = [
     path("", include("hooks.urls")),
     path("", include("tokens.urls")),
     path("", include("notify.urls")),
-    path("", include("claudecode.urls")),
+    path("", include("hosts.urls")),
     path("approvals/", include("approvals.urls")),
     # Before tokens' own: the token endpoint also takes an ID-JAG (identity.idjag), then hands every other grant on.
     path("oauth/token/", identity_idjag.token),

@@ -169,7 +169,7 @@ class SessionEventType(models.TextChoices):
     RESPONSE = "response", "Response"
     COMPLETE = "complete", "Complete"
     ERROR = "error", "Error"
-    # What an agent host reports through its own hooks (claudecode), with no tool call.
+    # What an agent host reports through its own hooks (hosts), with no tool call.
     PROMPT = "prompt", "Prompt submitted"
     TOOL = "tool", "Tool use"
     APPROVAL = "approval", "Approval"

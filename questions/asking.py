@@ -1,6 +1,6 @@
 """The blocking ask, one for every way of asking: write the question, hold the caller until it is resolved.
 
-MCP tools (mcpapi) and Claude Code's approval hook (claudecode) are adapters of it: each
+MCP tools (mcpapi) and Claude Code's approval hook (hosts) are adapters of it: each
 describes its caller as a `Caller` (where its cancels arrive, where its progress goes, how
 its leaving is marked) and passes a `write` that stores the question, then reads the
 `Asked` it gets back in its own terms (a tool result, a hook's JSON answer).

@@ -1,7 +1,7 @@
 """An approval's decision, as the hosts read it: {"behavior": "allow", …} or {"behavior": "deny", "message": …}.
 
 One value type for everything that makes or reads one: the approval kind's form and parser, Slack's buttons
-(notify), the team's rules and Claude Code's hooks (claudecode), and the permission-prompt tool (mcpapi).
+(notify), the team's rules and Claude Code's hooks (hosts), and the permission-prompt tool (mcpapi).
 """
 
 from __future__ import annotations

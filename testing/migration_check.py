@@ -28,7 +28,8 @@ BEFORE = [
 ]
 
 
-EARLIER_RULES: list[tuple[str, str | None]] = [("approvals", None), ("claudecode", "0002_rules_per_project")]
+# The rules' app, which came after every layout these checks start from (issue 53; their table was claudecode's).
+EARLIER_RULES: list[tuple[str, str | None]] = [("approvals", None)]
 
 
 def _migrate(targets: list[tuple[str, str | None]] | None) -> Any:
@@ -44,7 +45,6 @@ def _migrate(targets: list[tuple[str, str | None]] | None) -> Any:
     else:
         # Apps the re-cut did not touch (Django's own) stay at their newest migration.
         named = {app for app, _ in targets}
-        # The rules moved from claudecode to approvals after every layout these checks start from (issue 53).
         moved = [(app, name) for app, name in EARLIER_RULES if app not in named]
         named |= {app for app, _ in moved}
         targets = [*targets, *moved, *(leaf for leaf in leaves if leaf[0] not in named and leaf[0] != "dashboard")]

@@ -21,7 +21,6 @@ BEFORE = [
     ("lifecycle", "0006_claude_code_hooks"),
     ("hooks", "0002_tables_named_for_their_app"),
     ("questions", "0013_answer_images"),
-    ("claudecode", "0001_initial"),
     ("notify", "0002_policy_named_for_a_project"),
     ("mcpapi", "0003_agenttoken_moved_to_tokens"),
 ]

@@ -1,4 +1,10 @@
-"""Issue 53: the team's rules move here from claudecode (same table), and approval policies."""
+"""Issue 53: the team's rules move here from the app that was `claudecode` (same table), and approval policies.
+
+Issue 58 took that app away (its hosts are `hosts/` now, with no models). A database it made has the table already
+(`claudecode_approvalrule`, and `claudecode` rows in django_migrations, which nothing reads any more); a new one
+gets it here. A database from before issue 31 has the table in its first shape (a `project` folder, no project
+link): it is brought to this one, as claudecode's 0002 did. 0005 then names the table for this app.
+"""
 
 import django.db.models.deletion
 import django.utils.timezone
@@ -7,12 +13,35 @@ from django.db import migrations, models
 
 import approvals.models
 
+TABLE = "claudecode_approvalrule"
+
+
+def make_or_bring_up_the_table(apps, schema_editor):  # type: ignore[no-untyped-def]
+    """The rules' table as this migration's state has it: made, or kept with every row (see above)."""
+    rule = apps.get_model("approvals", "ApprovalRule")
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        if TABLE not in connection.introspection.table_names(cursor):
+            schema_editor.create_model(rule)
+            return
+        columns = {column.name for column in connection.introspection.get_table_description(cursor, TABLE)}
+    if "folder" in columns:
+        return
+    first = models.CharField(blank=True, max_length=500)
+    first.set_attributes_from_name("project")
+    first.model = rule
+    schema_editor.alter_field(rule, first, rule._meta.get_field("folder"))
+    schema_editor.add_field(rule, rule._meta.get_field("project"))
+
+
+def drop_the_table(apps, schema_editor):  # type: ignore[no-untyped-def]
+    schema_editor.delete_model(apps.get_model("approvals", "ApprovalRule"))
+
 
 class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("claudecode", "0002_rules_per_project"),
         ("projects", "0002_default_project"),
         ("tokens", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
@@ -45,8 +74,9 @@ class Migration(migrations.Migration):
                             ),
                         ),
                     ],
-                    options={"ordering": ["position", "id"], "db_table": "claudecode_approvalrule"},
+                    options={"ordering": ["position", "id"], "db_table": TABLE},
                 ),
             ]
         ),
+        migrations.RunPython(make_or_bring_up_the_table, drop_the_table),
     ]

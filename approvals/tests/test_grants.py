@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from approvals import grants, policies, rules
 from approvals.models import ApprovalPolicy, ApprovalRule, Grant
-from claudecode import service
+from hosts import service
 from lifecycle.models import AgentSession
 from projects.models import Project, Role
 from questions.models import InvalidAnswer, Question, Status
@@ -132,8 +132,8 @@ def test_the_card_offers_it_only_where_it_may_be_given(world: World) -> None:
 
 
 def test_the_host_is_told_a_plain_allow(world: World) -> None:
-    from claudecode.endpoint import host_answer
-    from claudecode.hook_calls import parse
+    from hosts.endpoint import host_answer
+    from hosts.hook_calls import parse
 
     call = parse({"hook_event_name": "PermissionRequest", "session_id": str(world.session.pk), "tool_name": "Bash",
                   "tool_input": {"command": "npm test"}, "cwd": "/x"}, "claude-code")  # fmt: skip

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from approvals.models import ApprovalPolicy, ApprovalRule
-from claudecode import service
+from hosts import service
 from projects.models import OnCallOverride, OnCallSchedule, Project, Role
 from questions.kinds import Kind
 from questions.models import NotEligible, Question, Status, Vote, VoteCounted
@@ -481,7 +481,7 @@ def test_each_vote_the_decision_a_break_glass_and_a_fallback_are_each_one_audit_
 
     shop.apply(tmp_path, POLICY.replace("timeout: 30m", "timeout: 3s"))
     push = shop.ask("git push origin main")
-    push.payload["digest"] = "what-ann-and-bob-saw"  # as a host's hook stamps it (claudecode.service)
+    push.payload["digest"] = "what-ann-and-bob-saw"  # as a host's hook stamps it (hosts.service)
     push.save(update_fields=["payload"])
     assert shop.api("ann", push).status_code == 202
     assert shop.api("bob", push).status_code == 200

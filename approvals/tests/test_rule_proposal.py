@@ -23,7 +23,7 @@ def approval(token: AgentToken, tool_input: dict[str, str], tool: str = "Bash") 
 
 
 def url(question: Question) -> str:
-    return reverse("claudecode:propose-rule", args=[question.pk])
+    return reverse("hosts:propose-rule", args=[question.pk])
 
 
 REASON = {"reason": "tests are safe", "days": "30"}

@@ -32,7 +32,7 @@ def shop(db: None) -> Shop:
 
 def decide(shop: Shop, command: str, who: str = "ann", answer: dict[str, Any] | None = None) -> Question:
     """One tool use, asked and decided: each its own (Claude Code's Bash input says why it runs the command)."""
-    from claudecode import service
+    from hosts import service
 
     tool_input = {"command": command, "description": f"use {next(USES)}"}
     payload = {"tool_name": "Bash", "tool_input": tool_input, "cwd": FOLDER, "host": "claude-code"}

@@ -20,9 +20,9 @@ from pydantic import Field, StrictStr
 
 from approvals import policies
 from approvals import rules as policy
-from claudecode import service
-from claudecode.hook_calls import summarise
 from core.db import database_sync_to_async
+from hosts import service
+from hosts.hook_calls import summarise
 from mcpapi.asking import ask_and_wait, caller
 from mcpapi.toolsets.entries import Toolset
 from projects.models import Project

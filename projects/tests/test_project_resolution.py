@@ -42,7 +42,7 @@ def test_a_token_for_every_project_works_where_its_session_names(web: Project) -
 
 def test_a_host_session_lands_in_the_project_its_folder_is_named_for(web: Project) -> None:
     bot, _ = AgentToken.issue("bot", all_projects=True)
-    # Claude Code's hooks name the session's project after the working folder (claudecode.service).
+    # Claude Code's hooks name the session's project after the working folder (hosts.service).
     session, created = AgentSession.open_as(
         AgentSession().guid, token=bot, name="host", project="web", host="claude-code"
     )

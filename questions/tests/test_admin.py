@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from approvals.models import ApprovalRule, CompiledRule
 from approvals.rules import RuleDecision, Ruling
-from claudecode import service
+from hosts import service
 from lifecycle.models import AgentSession, LifecycleEvent
 from questions.models import Question
 from tokens.models import AgentToken

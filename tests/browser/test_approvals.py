@@ -236,7 +236,7 @@ import json
 from datetime import time
 from django.contrib.auth.models import User
 from approvals.models import ApprovalPolicy
-from claudecode import service
+from hosts import service
 from projects.models import OnCallSchedule, OnCallTurn, Project
 from tokens.models import AgentToken
 shop = Project.default()

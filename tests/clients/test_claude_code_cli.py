@@ -77,7 +77,8 @@ def registered_project(server: LiveServer, tmp_path: Path) -> Path:
     project = tmp_path / "shop"
     project.mkdir()
     server.manage(
-        "register_claude",
+        "register",
+        "claude-code",
         "--hooks",
         "--project",
         str(project),
@@ -164,7 +165,7 @@ async def test_with_the_server_down_the_cli_keeps_its_own_permission_flow_and_ru
     project.mkdir()
     # The hooks `register_claude --hooks` writes, pointed at a port nobody listens on: the server is down.
     server.manage(
-        "register_claude", "--hooks", "--project", str(project),
+        "register", "claude-code", "--hooks", "--project", str(project),
         "--url", f"http://127.0.0.1:{free_port()}", "--token", server.tokens["agent-a"],
     )  # fmt: skip
     cli = await run_cli(project, cli_env(model, tmp_path / "home", server.tokens["agent-a"]))

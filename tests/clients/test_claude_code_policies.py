@@ -37,7 +37,9 @@ def model(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Model]:
 def registered(server: LiveServer, raw: dict[str, str], tmp_path: Path) -> Path:
     project = tmp_path / "shop"
     project.mkdir()
-    server.manage("register_claude", "--hooks", "--project", str(project), "--url", server.url, "--token", raw["agent"])
+    server.manage(
+        "register", "claude-code", "--hooks", "--project", str(project), "--url", server.url, "--token", raw["agent"]
+    )
     return project
 
 

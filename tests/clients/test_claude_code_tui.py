@@ -42,7 +42,8 @@ def registered(server: LiveServer, tmp_path: Path, url: str, *options: str) -> t
     project.mkdir()
     used_home(home, project)
     server.manage(
-        "register_claude", "--hooks", "--project", str(project), "--url", url, "--token", server.tokens["agent-a"],
+        "register", "claude-code", "--hooks", "--project", str(project), "--url", url,
+        "--token", server.tokens["agent-a"],
         *options,
     )  # fmt: skip
     return home, project

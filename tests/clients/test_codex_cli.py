@@ -74,7 +74,7 @@ class Run:
         self.project.mkdir()
         folder = codex_home(home, model)
         token = token or server.tokens["agent-a"]
-        server.manage("register_codex", "--codex-home", str(folder), "--url", url or server.url, "--token", token)
+        server.manage("register", "codex", "--codex-home", str(folder), "--url", url or server.url, "--token", token)
         self.model, self.home = model, home
         self.terminal = Terminal(self.project, codex_env(home, token), str(CODEX), "Do the task")
 

@@ -45,7 +45,7 @@ async def copilot(
     project.mkdir()
     token = server.tokens["agent-a"]
     server.manage(
-        "register_copilot", "--copilot-home", str(home / ".copilot"), "--url", url or server.url, "--token", token
+        "register", "copilot", "--copilot-home", str(home / ".copilot"), "--url", url or server.url, "--token", token
     )
     return await asyncio.create_subprocess_exec(
         str(COPILOT), "-p", "Do the task",
@@ -152,7 +152,9 @@ async def test_copilots_interactive_tui_runs_a_command_only_once_the_team_allows
     home, project = tmp_path / "home", tmp_path / "shop"
     project.mkdir()
     token = server.tokens["agent-a"]
-    server.manage("register_copilot", "--copilot-home", str(home / ".copilot"), "--url", server.url, "--token", token)
+    server.manage(
+        "register", "copilot", "--copilot-home", str(home / ".copilot"), "--url", server.url, "--token", token
+    )
     with scripted_model(COMMAND, tmp_path) as model:
         env = {**copilot_env(model, home, token), "TERM": "screen-256color"}
         terminal = Terminal(project, env, str(COPILOT))

@@ -49,7 +49,15 @@ def registered(server: LiveServer, tmp_path: Path, url: str | None = None) -> tu
     settings = gemini_home(home)
     token = server.tokens["agent-a"]
     server.manage(
-        "register_gemini", "--settings-file", str(settings), "--url", url or server.url, "--token", token, "--headless"
+        "register",
+        "gemini",
+        "--settings-file",
+        str(settings),
+        "--url",
+        url or server.url,
+        "--token",
+        token,
+        "--headless",
     )
     return home, project
 
@@ -178,7 +186,7 @@ async def interactive(server: LiveServer, tmp_path: Path, model: GeminiModel) ->
     project.mkdir()
     settings = gemini_home(home)
     token = server.tokens["agent-a"]
-    server.manage("register_gemini", "--settings-file", str(settings), "--url", server.url, "--token", token)
+    server.manage("register", "gemini", "--settings-file", str(settings), "--url", server.url, "--token", token)
     terminal = Terminal(project, {**gemini_env(model, home, token), "TERM": "screen-256color"}, str(GEMINI))
     try:
         await until("the prompt", lambda: "Type your message" in terminal.screen(), 120, terminal.screen)

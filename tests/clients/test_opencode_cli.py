@@ -45,7 +45,7 @@ class Run:
         self.project.mkdir()
         folder = opencode_config(home, model)
         token = server.tokens["agent-a"]
-        server.manage("register_opencode", "--config-dir", str(folder), "--url", url or server.url, "--token", token)
+        server.manage("register", "opencode", "--config-dir", str(folder), "--url", url or server.url, "--token", token)
         self.terminal = Terminal(self.project, opencode_env(home, token), str(OPENCODE), "--prompt", "Do the task")
 
     def made(self) -> bool:

@@ -140,7 +140,7 @@ def test_register_gemini_writes_its_hooks_and_mcp_server_and_unregister_gives_th
     own_hook = {"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh"}]}
     before = json.dumps({"theme": "Dracula", "hooks": {"BeforeTool": [own_hook]}}, indent=4) + "\n"
     settings.write_text(before)
-    said = server.manage("register_gemini", "--project", str(tmp_path), "--url", server.url)
+    said = server.manage("register", "gemini", "--project", str(tmp_path), "--url", server.url)
     assert f"in {settings}" in said
     assert "export HOOKBRIDGE_TOKEN=hb_" in said
     written = json.loads(settings.read_text())
@@ -162,9 +162,9 @@ def test_register_gemini_writes_its_hooks_and_mcp_server_and_unregister_gives_th
         "httpUrl": f"{server.url}/mcp", "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"}, "trust": True,
     }  # fmt: skip
     assert "hb_" not in settings.read_text(), "the token is never in the file"
-    server.manage("register_gemini", "--project", str(tmp_path), "--url", server.url, "--token", "hb_x")
+    server.manage("register", "gemini", "--project", str(tmp_path), "--url", server.url, "--token", "hb_x")
     assert json.loads(settings.read_text()) == written, "a second register adds nothing"
-    server.manage("unregister_gemini", "--project", str(tmp_path), "--url", server.url)
+    server.manage("unregister", "gemini", "--project", str(tmp_path), "--url", server.url)
     assert settings.read_text() == before
 
 

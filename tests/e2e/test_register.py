@@ -114,9 +114,9 @@ def test_a_crash_between_write_and_rename_leaves_the_file_whole(home: Path) -> N
 import os, signal, sys
 sys.path.insert(0, {str(ROOT)!r})
 from pathlib import Path
-from mcpapi import claude_config
+from hosts import claude_code
 os.replace = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
-claude_config.register(Path({str(home / ".claude.json")!r}), "/repo", "hookbridge", {{"type": "http", "url": "x"}})
+claude_code.register_entry(Path({str(home / ".claude.json")!r}), "/repo", "hookbridge", {{"type": "http", "url": "x"}})
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert result.returncode == -signal.SIGKILL
@@ -227,7 +227,7 @@ async def test_registration_and_stdio_links_name_the_running_serves_port_not_800
 
     def register(*args: str) -> str:
         done = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), "register_claude", "--project", str(project), *args],
+            [sys.executable, str(ROOT / "manage.py"), "register", "claude-code", "--project", str(project), *args],
             env=env, capture_output=True, text=True, check=True,
         )  # fmt: skip
         return done.stdout

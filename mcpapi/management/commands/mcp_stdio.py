@@ -33,7 +33,9 @@ from mcp_types.jsonrpc import JSONRPCNotification
 from core import broadcast, commands, runtime
 from core.compat import mcp_sdk
 from core.compat.anyio_tasks import free_cancelled_tasks
-from mcpapi import calls, claude_config, toolsets
+from hosts import claude_code
+from hosts.base import SetupError
+from mcpapi import calls, toolsets
 from mcpapi import runtime as mcp_state
 from mcpapi.jsonrpc import jsonrpc_problem
 from mcpapi.server import access_token, build_server
@@ -221,10 +223,10 @@ class Command(commands.Command):
             # process with the entry left behind: until then it ends the command through the `finally` below.
             signal.signal(signal.SIGTERM, _exit_on_sigterm)
             try:
-                registration = claude_config.register_here(
+                registration = claude_code.register_here(
                     options["register_name"], stdio_entry(options["toolsets"], token)
                 )
-            except claude_config.ConfigError as exc:
+            except SetupError as exc:
                 raise CommandError(str(exc)) from None
         try:
             asyncio.run(serve())
@@ -233,4 +235,4 @@ class Command(commands.Command):
         finally:
             # Whichever way it ends (stdin closed, SIGTERM, Ctrl-C), the entry goes with it.
             if registration is not None:
-                claude_config.unregister_quietly(registration)
+                claude_code.unregister_quietly(registration)

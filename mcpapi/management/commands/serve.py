@@ -22,7 +22,8 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 
 from core import commands, presence
-from mcpapi import claude_config
+from hosts import claude_code
+from hosts.base import SetupError
 from tokens.models import AgentToken
 
 logger = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ def choose_port(host: str, port: int | None) -> int:
     raise CommandError(f"no free port between {FIRST_PORT} and {LAST_PORT} on {host}; pass one with --port")
 
 
-def register_while_serving(url: str, name: str) -> claude_config.Registration:
+def register_while_serving(url: str, name: str) -> claude_code.Registration:
     """MAXSIM's auto-registration: this server, at the port it took, for the project in the current folder."""
     project = str(Path.cwd().resolve())
     token = local_credentials().get("token", "")
@@ -63,8 +64,8 @@ def register_while_serving(url: str, name: str) -> claude_config.Registration:
         _, token = AgentToken.issue(f"claude-code ({Path(project).name})")
     entry = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}
     try:
-        return claude_config.register_here(name, entry)
-    except claude_config.ConfigError as exc:
+        return claude_code.register_here(name, entry)
+    except SetupError as exc:
         raise CommandError(str(exc)) from None
 
 
@@ -134,7 +135,7 @@ class Command(commands.Command):
         finally:
             presence.withdraw()
             if registration is not None:
-                claude_config.unregister_quietly(registration)
+                claude_code.unregister_quietly(registration)
 
     def prepare_database(self) -> None:
         """migrate, saying how far it is: on a busy machine it is most of the start (issue 55, point 14)."""

@@ -1,0 +1,7 @@
+"""The old name of `unregister gemini`: it still works, and says the new one."""
+
+from __future__ import annotations
+
+from hosts.management.setup import renamed
+
+Command = renamed("unregister", "gemini")
