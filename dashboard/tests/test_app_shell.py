@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import struct
+from pathlib import Path
 
 from django.contrib.staticfiles import finders
 from django.test import Client
@@ -58,7 +60,20 @@ def test_every_page_links_the_manifest_and_the_worker_registers_from_the_sites_s
     page = logged_in.get("/").content.decode()
     assert '<link rel="manifest" href="/manifest.webmanifest">' in page
     assert '<meta name="theme-color" content="#2457d6">' in page
-    script = finders.find("hookbridge.js")
+    script = finders.find("hb/sending.js")
     assert isinstance(script, str)
     with open(script) as source:
         assert "navigator.serviceWorker.register(" in source.read()
+
+
+def test_the_pages_load_their_script_as_modules_each_of_them_short(logged_in: Client) -> None:
+    page = logged_in.get("/").content.decode()
+    assert '<script type="module" src="/static/hookbridge.js"></script>' in page
+    entry = finders.find("hookbridge.js")
+    assert isinstance(entry, str)
+    loaded = re.findall(r'^import "\./(hb/[a-z-]+\.js)";$', Path(entry).read_text(), re.M)
+    assert len(loaded) >= 10, "one module per feature"
+    ours = [*Path(entry).parent.glob("*.js"), *Path(entry).parent.glob("hb/*.js")]
+    assert {f"hb/{path.name}" for path in ours if path.parent.name == "hb"} == set(loaded), "every module loaded"
+    long = {path.name: n for path in ours if (n := len(path.read_text().splitlines())) > 400}
+    assert not long, f"over 400 lines: {long}"
