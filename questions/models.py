@@ -35,7 +35,7 @@ from projects.models import (
     on_call_name,
     on_call_now,
 )
-from questions import kinds, signals, wording
+from questions import endings, kinds, signals, wording
 from questions.images import Image
 from questions.kinds import AnswerForm, InvalidAnswer, Kind, QuestionKind, Reply
 from questions.kinds import approval as approval_kind
@@ -792,23 +792,17 @@ class Question(InProject):
             return answer.question
         return cls.objects.select_related("answer").get(pk=question_id)
 
-    def _finish(self, among: models.Q, **changes: Any) -> bool:
-        """Move the question out of `among` with `changes`; False when something else got there first."""
-        # Atomic so the wake-up is only sent once the change is visible to the re-read.
-        with transaction.atomic():
-            changed = Question.objects.filter(among, pk=self.pk).update(resolved_at=timezone.now(), **changes)
-            if changed:
-                send_on_commit(signals.question_resolved, Question, question_id=self.pk)
+    def _end(self, ending: endings.Ending, **values: Any) -> bool:
+        """This question moved by `ending` (questions.endings); False when something else got there first."""
+        moved = endings.apply(Question.objects.all(), [self.pk], ending, **values)
         self.refresh_from_db()
-        return bool(changed)
+        return bool(moved)
 
     def dismiss(self, by: str) -> None:
         """A person declines to answer; the agent is told to go on by its own judgement."""
         # Atomic: the dismissal and its audit entry land together.
         with transaction.atomic():
-            dismissed = self._finish(
-                ANSWERABLE, status=Status.CANCELLED, cancel_reason=CancelReason.DISMISSED, dismissed_by=by
-            )
+            dismissed = self._end(endings.DISMISSED, dismissed_by=by)
             if dismissed:
                 chain.record("question.dismissed", project=self.project, target=f"{self.kind} {self.pk}",
                              target_id=self.pk, details={"dismissed_by": by, "asker": self.asker_name})  # fmt: skip
@@ -817,21 +811,15 @@ class Question(InProject):
 
     def cancel(self, reason: CancelReason) -> bool:
         """Cancel if still pending; False when something else resolved it first."""
-        return self._finish(models.Q(status=Status.PENDING), status=Status.CANCELLED, cancel_reason=reason)
+        return self._end(endings.CANCELLED, cancel_reason=reason)
 
-    def abort(self, why: str, *, reason: CancelReason = CancelReason.CLIENT_CANCELLED) -> bool:
+    def abort(self, why: str) -> bool:
         """The person at the agent aborted the call (Esc): the question leaves every dashboard.
 
         A re-ask within the re-attach window still comes back to it (see `reattachable`).
         False when something else resolved it first.
         """
-        return self._finish(
-            models.Q(status=Status.PENDING),
-            status=Status.CANCELLED,
-            cancel_reason=reason,
-            agent_left_at=timezone.now(),
-            agent_left_reason=why[:300],
-        )
+        return self._end(endings.ABORTED, agent_left_at=timezone.now(), agent_left_reason=why)
 
     def host_stopped_waiting(self, why: str, *, server_restarted: bool = False) -> bool:
         """An approval's host closed its request (answered in the terminal, Esc, its hook timeout), or the server
@@ -840,7 +828,8 @@ class Question(InProject):
         Unlike a question, nobody asks an approval again: the host has moved on, so the card
         leaves every dashboard. False when something else resolved it first.
         """
-        return self.abort(why, reason=CancelReason.SERVER_RESTARTED if server_restarted else CancelReason.HOST_DECIDED)
+        ending = endings.SERVER_CUT if server_restarted else endings.HOST_DECIDED
+        return self._end(ending, agent_left_at=timezone.now(), agent_left_reason=why)
 
     def agent_stopped_waiting(self, why: str) -> bool:
         """The agent's call ended without an outcome, but nobody said no: the question stays answerable.
@@ -854,38 +843,22 @@ class Question(InProject):
 
     def agent_waiting_again(self) -> bool:
         """A call waits on the question again (a re-ask, wait_for_answer): the dashboards drop the mark."""
-        # Atomic for the same reason as agent_stopped_waiting.
-        with transaction.atomic():
-            cleared = Question.objects.filter(pk=self.pk, status=Status.PENDING, agent_left_at__isnull=False).update(
-                agent_left_at=None, agent_left_reason=""
-            )
-            if cleared:
-                send_on_commit(signals.agent_presence_changed, Question, question_id=self.pk)
+        cleared = endings.apply(Question.objects.all(), [self.pk], endings.AGENT_BACK)
         self.agent_left_at, self.agent_left_reason = None, ""
         return bool(cleared)
 
     @classmethod
     def agents_stopped_waiting(cls, question_ids: list[uuid.UUID], why: str) -> int:
-        """agent_stopped_waiting for many questions in one UPDATE: a worker stopping with 2,000 calls held.
+        """agent_stopped_waiting for many questions at once: a worker stopping with 2,000 calls held.
 
-        One question's card gets its notice; for many, dashboards are told once to fetch
-        their state again, rather than once per question. Returns how many were marked.
+        One question's card gets its notice; for many, dashboards are told once to fetch their state again,
+        rather than once per question (each telling makes the event stream send the whole queue: 2,000 calls
+        cut at once were told four times, and that took most of the time to let them go). Returns how many
+        were marked.
         """
-        # Atomic so the dashboards are told only once the marks are visible to them, and once for all:
-        # each telling makes the event stream send the whole queue (2,000 calls cut at once were told
-        # four times, once per UPDATE, and that took most of the time to let them go).
-        with transaction.atomic():
-            now, marked = timezone.now(), 0
-            for start in range(0, len(question_ids), LEAVERS_PER_UPDATE):
-                chunk = question_ids[start : start + LEAVERS_PER_UPDATE]
-                marked += cls.objects.filter(pk__in=chunk, status=Status.PENDING, agent_left_at__isnull=True).update(
-                    agent_left_at=now, agent_left_reason=why[:300]
-                )
-            if marked == 1 and len(question_ids) == 1:
-                send_on_commit(signals.agent_presence_changed, Question, question_id=question_ids[0])
-            elif marked:
-                send_on_commit(signals.questions_changed, Question)
-        return marked
+        return endings.apply(
+            cls.objects.all(), question_ids, endings.AGENT_LEFT, agent_left_at=timezone.now(), agent_left_reason=why
+        )
 
     def agent_polled(self) -> None:
         """The agent asked after its background question (its task's poll): noted, and a mark of its having
@@ -935,9 +908,9 @@ class Question(InProject):
         ended = 0
         cls.stopped_asking()
         cutoff = reattach_cutoff()
-        for question in cls.objects.filter(status=Status.PENDING, agent_left_at__lt=cutoff):
-            gone = models.Q(status=Status.PENDING, agent_left_at__lt=cutoff)
-            ended += question._finish(gone, status=Status.CANCELLED, cancel_reason=CancelReason.AGENT_GONE)
+        gone = cls.objects.filter(agent_left_at__lt=cutoff)
+        for pk in gone.filter(status=Status.PENDING).values_list("pk", flat=True):
+            ended += endings.apply(gone, [pk], endings.AGENT_GONE)
         now = timezone.now()
         for question in cls.objects.filter(status=Status.PENDING, timeout_seconds__isnull=False):
             assert question.timeout_seconds is not None
@@ -954,7 +927,7 @@ class Question(InProject):
             except AlreadyResolved:  # a person decided in the last moment: theirs stands
                 return False
             return True
-        return self._finish(models.Q(status=Status.PENDING), status=Status.TIMED_OUT)
+        return self._end(endings.TIMED_OUT)
 
     def fallback_decision(self) -> dict[str, Any] | None:
         """What the approval's policy decides when nobody did in time; None: nothing (the host's own prompt asks)."""
@@ -973,9 +946,6 @@ class Question(InProject):
     @staticmethod
     def mark_all_delivered(question_ids: list[uuid.UUID]) -> None:
         Question.objects.filter(pk__in=question_ids, delivered_at__isnull=True).update(delivered_at=timezone.now())
-
-
-LEAVERS_PER_UPDATE = 500  # well under SQLite's limit on the parameters of one statement
 
 
 class Answer(models.Model):

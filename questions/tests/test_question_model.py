@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -208,11 +209,10 @@ def test_many_calls_cut_at_once_are_marked_in_chunks_and_told_to_dashboards_once
 ) -> None:
     # Each telling makes the event stream send the whole queue: 2,000 calls cut at once were told
     # once per UPDATE of 500, and building the queue four times was most of the time to let them go.
-    from questions import models as question_models
-    from questions import signals
+    from questions import endings, signals
     from questions.asking import _mark_left
 
-    monkeypatch.setattr(question_models, "LEAVERS_PER_UPDATE", 2)
+    monkeypatch.setattr(endings, "PER_UPDATE", 2)
     asked = [ask(token, text=f"Proceed {n}?")[0].pk for n in range(5)]
     told: list[object] = []
 
@@ -235,3 +235,20 @@ def test_an_answer_is_shown_once_unless_its_value_says_more(token: AgentToken) -
     assert plain.record_answer("yes", by_token=token, option="yes").display == "Yes"
     other, _ = ask(token, "Strategy?", options=options)
     assert other.record_answer("blue-green", by_token=token, option="blue-green").display == "Blue/green (blue-green)"
+
+
+def test_the_architecture_doc_shows_the_endings_table_the_code_applies() -> None:
+    from questions import endings
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    assert endings.as_markdown() in doc
+
+
+def test_an_ending_refuses_fields_it_does_not_set_and_moves_nothing(token: AgentToken) -> None:
+    from questions import endings
+
+    question, _ = ask(token, text="Proceed?")
+    with pytest.raises(TypeError, match="timed out: give nothing"):
+        endings.apply(Question.objects.all(), [question.pk], endings.TIMED_OUT, dismissed_by="ann")
+    question.refresh_from_db()
+    assert question.status == Status.PENDING
