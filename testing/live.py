@@ -222,6 +222,8 @@ class LiveServer:
     root: Path = ROOT
     # testing.settings (a fast password hasher) for the tests; the benchmarks measure the site's own settings.
     settings: str = "testing.settings"
+    # The module that runs daphne: daphne's own, or testing.traced (every call into our code noted, in order).
+    runner: str = "daphne"
 
     @property
     def url(self) -> str:
@@ -284,11 +286,16 @@ class LiveServer:
         self.log_path = self.tmp / f"daphne-{self.port}.log"
         args = ["-e", endpoint("127.0.0.1", self.port), "hookbridge_site.asgi:application"]  # as `serve` listens
         env = self.env
-        if fork_server is not None and self.root == ROOT and fork_server.coverage_matches(env):
+        if (
+            self.runner == "daphne"
+            and fork_server is not None
+            and self.root == ROOT
+            and fork_server.coverage_matches(env)
+        ):
             self.process = fork_server.launch("daphne", args, env=env, cwd=self.root, log=self.log_path)
         else:
             with self.log_path.open("ab") as log:
-                command = [sys.executable, "-m", "daphne", *args]
+                command = [sys.executable, "-m", self.runner, *args]
                 self.process = subprocess.Popen(command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60  # a cold start on a loaded machine (login_page_once_up says more)
         while time.monotonic() < deadline:
