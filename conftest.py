@@ -16,7 +16,7 @@ import pytest_asyncio
 from django.contrib.auth.models import User
 from django.test import Client
 from hypothesis import settings as hypothesis_settings
-from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Browser, Playwright, async_playwright, expect
 
 from approvals import runtime as approvals_runtime
 from core import runtime as core_runtime
@@ -38,6 +38,10 @@ hypothesis_settings.load_profile("default")
 ROOT = Path(__file__).resolve().parent
 # The system tests' tiers, by folder: a test's markers follow where it lives, never a module's mark, so a unit
 # test beside its app is never swept into e2e. Unit tests live in each app's tests/ package.
+# A page's assertions wait for what they expect: 20 s, not Playwright's 5, so a busy machine is not a failure
+# (a slow machine is not a bug; how fast a page answers is a benchmark's to say).
+expect.set_options(timeout=20_000)
+
 TIER_MARKERS = {"e2e": ("e2e",), "browser": ("e2e", "browser"), "team": ("e2e", "team"), "clients": ("e2e",)}
 
 

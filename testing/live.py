@@ -380,7 +380,7 @@ class LiveServer:
             return await browser.post(f"/questions/{question_id}/answer", data=form)
 
     async def wait_for_question(
-        self, text: str, status: str = "pending", timeout: float = 15, token_name: str = "answer-bot"
+        self, text: str, status: str = "pending", timeout: float = 60, token_name: str = "answer-bot"
     ) -> dict[str, Any]:
         """The question as the JSON API shows it, once it is there (`token_name`: an answering token that sees it)."""
         deadline = time.monotonic() + timeout
@@ -470,7 +470,7 @@ def text_of(result: CallToolResult) -> str:
     return block.text
 
 
-async def receive_until(socket: ClientConnection, needle: str, timeout: float = 10) -> str:
+async def receive_until(socket: ClientConnection, needle: str, timeout: float = 30) -> str:
     """Read messages until one contains `needle`; returns that message."""
     seen = []
     try:

@@ -48,8 +48,8 @@ async def test_a_group_message_reaches_the_other_process_and_not_twice_this_one(
     await server.group_add("question.1", watching)
 
     await server.group_send("question.1", {"type": "question.resolved"})
-    assert await asyncio.wait_for(stdio.receive(waiting), 1) == {"type": "question.resolved"}
-    assert await asyncio.wait_for(server.receive(watching), 1) == {"type": "question.resolved"}
+    assert await asyncio.wait_for(stdio.receive(waiting), 30) == {"type": "question.resolved"}
+    assert await asyncio.wait_for(server.receive(watching), 30) == {"type": "question.resolved"}
     with pytest.raises(TimeoutError):  # delivered to the other process only, never echoed back
         await asyncio.wait_for(server.receive(watching), 0.2)
     assert server.shared
@@ -61,7 +61,7 @@ async def test_a_message_too_large_for_a_datagram_arrives_as_a_resync(tmp_path: 
     page = await receiver.new_channel()
     await receiver.group_add("dashboard", page)
     await sender.group_send("dashboard", {"type": "dashboard.html", "html": "x" * (MAX_DATAGRAM + 1)})
-    assert await asyncio.wait_for(receiver.receive(page), 1) == {"type": "state.resync"}
+    assert await asyncio.wait_for(receiver.receive(page), 30) == {"type": "state.resync"}
 
 
 async def test_the_socket_of_a_process_that_died_is_forgotten(tmp_path: Path) -> None:

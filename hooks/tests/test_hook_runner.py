@@ -119,7 +119,7 @@ async def test_the_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) ->
     result = await run_command(command, cwd=tmp_path, env=dict(os.environ), timeout=1, output_limit=1024)
     assert result.timed_out
     assert result.exit_code is None
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60, "the 300 s sleep was killed at its timeout"
     pid = int((tmp_path / "pid").read_text())
     for _ in range(100):
         if not process_alive(pid):

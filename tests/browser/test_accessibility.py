@@ -63,7 +63,7 @@ async def test_every_page_passes_axe(live_server_proc: LiveServer, browser: Brow
                 for pending in await live_server_proc.questions(status="pending"):
                     if "Layout:" in pending["question"] or "Layout:" in str(pending["payload"]):
                         await http.post(f"/questions/{pending['id']}/dismiss")
-            await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 15)
+            await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 30)
 
 
 async def test_a_keyboard_user_can_skip_to_the_content(live_server_proc: LiveServer, browser: Browser) -> None:

@@ -45,7 +45,7 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         await asyncio.sleep(0.3)
         assert not request.done(), "choosing Allow must not send it"
         await card.get_by_role("button", name="Send decision").click()
-        response = await asyncio.wait_for(request, 10)
+        response = await asyncio.wait_for(request, 30)
         assert response.json() == {
             "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}
         }
@@ -63,7 +63,7 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         await card.screenshot(path=str(ARTIFACTS / f"approval-edit-open-{width}.png"))
         assert await card.evaluate(LAYOUT_PROBLEMS) == []
         await card.get_by_role("button", name="Send decision").click()
-        response = await asyncio.wait_for(request, 10)
+        response = await asyncio.wait_for(request, 30)
         assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow", "updatedInput": changed}
 
         # Deny, with a message the agent reads.
@@ -83,7 +83,7 @@ async def test_a_person_allows_edits_or_denies_from_the_card(live_server_proc: L
         await card.get_by_label("Why not, if you deny (the agent reads it)").fill("Run make clean instead")
         await card.get_by_role("radio", name="Deny").check()
         await card.get_by_role("button", name="Send decision").click()
-        response = await asyncio.wait_for(request, 10)
+        response = await asyncio.wait_for(request, 30)
         assert response.json()["hookSpecificOutput"]["decision"] == {
             "behavior": "deny",
             "message": "Run make clean instead",
@@ -189,7 +189,7 @@ async def test_a_two_person_approval_shows_who_allowed_and_waits_for_the_second(
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw['bob']}"}) as http:
                 body = {"questionId": question_id, "answer": {"behavior": "allow"}}
                 assert (await http.post(f"{server.url}/api/mcp-answer", json=body)).status_code == 200
-            response = await asyncio.wait_for(request, 10)
+            response = await asyncio.wait_for(request, 30)
             assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
             # Decided elsewhere: the card leaves, or (open beside the list) says it is closed.
             if width > 600:
@@ -215,7 +215,7 @@ async def test_allow_for_this_session_is_chosen_on_the_card_and_listed_on_the_se
             card = await card_for(page, marker, width, "grant")
             await card.get_by_role("radio", name="Allow for this session, 30 minutes").check()
             await card.get_by_role("button", name="Send decision").click()
-            response = await asyncio.wait_for(request, 10)
+            response = await asyncio.wait_for(request, 30)
             assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
             again = {**permission_request(tool_input={"command": f"{marker} --prod"}), "session_id": body["session_id"]}
             assert (await hook(server, again)).json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
@@ -321,7 +321,7 @@ async def test_the_admin_suggests_a_rule_runs_a_dry_run_before_saving_and_a_card
             await card.get_by_role("radio", name="Deny", exact=True).check()
             await card.get_by_role("button", name="Send decision").click()
             if world["on_call"] == "alice":
-                response = await asyncio.wait_for(request, 10)
+                response = await asyncio.wait_for(request, 30)
                 assert response.json()["hookSpecificOutput"]["decision"]["behavior"] == "deny"
             else:
                 await expect(card).to_contain_text("is not one of them")

@@ -57,7 +57,7 @@ async def test_enter_in_a_one_line_box_sends_nothing_and_moves_to_the_next_box(
         await others.nth(1).fill("wezterm")
         await expect(others.nth(1)).to_be_focused()
         await card.get_by_role("button", name="Submit — I'm done answering").click()
-        result = (await asyncio.wait_for(call, 15)).structured_content
+        result = (await asyncio.wait_for(call, 30)).structured_content
     assert result is not None
     first, second = result["answers"]
     assert first == {"question": editor, "selections": [], "other": "helix"}
@@ -111,7 +111,7 @@ async def test_enter_in_the_reason_to_deny_sends_no_decision(
     await expect(card.get_by_role("radio", name="Deny")).to_be_checked()  # typing a reason chose Deny
     assert await card.evaluate(LAYOUT_PROBLEMS) == []
     await card.get_by_role("button", name="Send decision").click()
-    response = await asyncio.wait_for(request, 10)
+    response = await asyncio.wait_for(request, 30)
     decision = response.json()["hookSpecificOutput"]["decision"]
     assert decision == {"behavior": "deny", "message": "use the staging database"}
 
@@ -140,7 +140,7 @@ async def test_dismiss_takes_two_clicks_and_says_what_the_agent_will_be_told(
         assert await serious_violations(page) == []
         await card.screenshot(path=str(ARTIFACTS / f"deliberate-dismiss-{width}.png"))
         await send.click()
-        result = (await asyncio.wait_for(call, 15)).structured_content
+        result = (await asyncio.wait_for(call, 30)).structured_content
     assert result is not None
     assert result["status"] == "dismissed"
 
@@ -235,7 +235,7 @@ async def test_a_write_approval_reads_as_a_write_at_both_widths(live_server_proc
         await card.screenshot(path=str(ARTIFACTS / f"deliberate-write-{width}.png"))
         await card.get_by_role("radio", name="Deny").check()
         await card.get_by_role("button", name="Send decision").click()
-        assert (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+        assert (await asyncio.wait_for(request, 30)).json()["hookSpecificOutput"]["decision"]["behavior"] == "deny"
         await page.close()
 
 

@@ -49,7 +49,7 @@ async def test_a_send_that_cannot_reach_the_server_is_said_on_the_card_and_retry
 
         await page.unroute("**/questions/*/answer", unreachable)
         await failed.get_by_role("button", name="Retry").click()
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert "eu-west-1, as before" in str(result.content)
 
 

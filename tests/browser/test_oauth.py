@@ -164,7 +164,7 @@ async def test_the_python_sdk_signs_in_asks_as_the_person_refreshes_and_is_revok
         await expect(card).to_contain_text(f"{server.username}'s Claude Code", timeout=10_000)
         await card.get_by_role("radio", name="Yes").check()
         await card.get_by_role("button", name="Send answer").click()
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {"answer": "yes"}
     history = [q for q in await server.questions() if q["question"] == text]
     assert history[0]["answer"]["answeredBy"] == server.username

@@ -144,7 +144,7 @@ async def answer_as_ann(server: LiveServer, browser: Browser, asking: dict[str, 
     card = await open_question(answerer, "Projects: deploy web?")
     await card.locator("textarea").fill("Yes, after lunch")
     await card.get_by_role("button", name="Send").click()
-    result = await asyncio.wait_for(asking["web"], 15)
+    result = await asyncio.wait_for(asking["web"], 30)
     assert "Yes, after lunch" in text_of(result)
     await expect(viewer.locator("article.question", has_text="Projects: deploy web?")).to_have_count(0, timeout=10_000)
     await expect(viewer.locator("#pending-count")).to_have_text("0")

@@ -68,7 +68,7 @@ async def registration_id(cdp: CDPSession, scope: str) -> str:
 
     cdp.on("ServiceWorker.workerRegistrationUpdated", updated)
     await cdp.send("ServiceWorker.enable")
-    return await asyncio.wait_for(found, 10)
+    return await asyncio.wait_for(found, 30)
 
 
 async def pushed_to(service: FakePushService, subscription: str, *, ended: bool, timeout: float = 15) -> Pushed:
@@ -182,7 +182,7 @@ async def test_an_approval_arrives_as_a_notification_whose_allow_answers_the_hoo
               } catch (error) { /* a synthetic event's waitUntil throws; the handler has started its work */ }
             }"""
         )
-        response = await asyncio.wait_for(decided, 15)
+        response = await asyncio.wait_for(decided, 30)
         decision = response.json()["hookSpecificOutput"]["decision"]
         assert decision == {"behavior": "allow"}
         said = [{"title": shown["title"], "body": "Allowed.", "tag": payload["tag"], "actions": []}]

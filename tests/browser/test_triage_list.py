@@ -264,7 +264,7 @@ async def test_approvals_are_decided_in_a_batch_after_a_dialog_lists_what_each_r
             await expect(dialog).to_be_hidden()
             await expect(page.locator("#toasts")).to_contain_text("Denied 3:", timeout=10_000)
             for request in requests[:3]:
-                decision = (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]
+                decision = (await asyncio.wait_for(request, 30)).json()["hookSpecificOutput"]["decision"]
                 assert decision == {"behavior": "deny", "message": "Use make clean"}
             await expect(page.locator(".triage-row")).to_have_count(1, timeout=10_000)
             await expect(page.locator(".batch-bar")).to_be_hidden()
@@ -327,7 +327,7 @@ async def test_allow_and_make_a_rule_shows_what_it_decides_before_it_is_saved(
             dialog = page.get_by_role("dialog", name="Rule saved")
             await expect(dialog).to_contain_text("Allowed now: 2.")
             for request in requests[:2]:
-                decision = (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]
+                decision = (await asyncio.wait_for(request, 30)).json()["hookSpecificOutput"]["decision"]
                 assert decision == {"behavior": "allow"}
             await dialog.get_by_role("button", name="Close").click()
             await expect(page.locator(".triage-row")).to_have_count(1, timeout=10_000)
@@ -397,7 +397,7 @@ async def test_a_batch_of_file_changes_is_listed_by_file_in_the_rows_the_dialog_
             await expect(toast).to_contain_text(f"agent-a edits `{path}`", timeout=10_000)
             await expect(toast).to_contain_text("agent-a writes 3 lines to `/home/alice/api/NOTES.md`")
             for request in requests:
-                decision = (await asyncio.wait_for(request, 10)).json()["hookSpecificOutput"]["decision"]
+                decision = (await asyncio.wait_for(request, 30)).json()["hookSpecificOutput"]["decision"]
                 assert decision["behavior"] == "allow"
     finally:
         for request in requests:

@@ -55,7 +55,7 @@ async def test_two_typescript_clients_on_one_token_abort_only_their_own_call(liv
         kept = await server.wait_for_question("Window two: ship on Friday?")
 
         await ts.send(op="abort", call="esc")
-        await receive_until(dashboard, deleted(aborted["id"]), timeout=1)
+        await receive_until(dashboard, deleted(aborted["id"]), timeout=30)
         assert (await ts.outcome("esc"))["event"] == "error"
 
         await asyncio.sleep(1)  # time for a misrouted cancel to land
@@ -82,7 +82,7 @@ async def test_two_python_clients_on_one_token_cancel_only_their_own_call(live_s
         await asyncio.sleep(0.5)
         assert not kept.done()
         assert (await server.answer_via_api(question["id"], "kept")).status_code == 200
-        assert (await asyncio.wait_for(kept, 10)).structured_content == {"answer": "kept"}
+        assert (await asyncio.wait_for(kept, 30)).structured_content == {"answer": "kept"}
 
 
 async def test_a_session_id_from_another_token_is_refused(live_server_proc: LiveServer) -> None:
@@ -94,7 +94,7 @@ async def test_a_session_id_from_another_token_is_refused(live_server_proc: Live
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
-    async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         started = await http.post(f"{server.url}/mcp", json=initialize, headers=server.auth("agent-a"))
         session_id = started.headers["mcp-session-id"]
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -207,7 +207,7 @@ async def test_a_python_client_that_times_out_leaves_the_question_for_its_re_ask
             left = await server.wait_for_question(text)
         assert left["agentLeftReason"] == "the client gave up waiting: timed out after 1.5s"
         assert (await server.answer_via_api(left["id"], "kept for you")).status_code == 200
-        result = await asyncio.wait_for(agent.call_tool("ask_question", {"question": text}), 5)
+        result = await asyncio.wait_for(agent.call_tool("ask_question", {"question": text}), 30)
     assert result.structured_content == {"answer": "kept for you"}
     assert [q["id"] for q in await same_text(server, text)] == [left["id"]]
 
@@ -243,7 +243,7 @@ async def test_a_dropped_connection_leaves_the_question_for_the_re_ask(
                 "params": {"name": "ask_question", "arguments": {"question": text}},
             }
             async with (
-                httpx2.AsyncClient(headers=headers, timeout=10) as http,
+                httpx2.AsyncClient(headers=headers, timeout=60) as http,
                 http.stream("POST", f"{server.url}/mcp", json=body),
             ):
                 question = await server.wait_for_question(text)
@@ -253,7 +253,7 @@ async def test_a_dropped_connection_leaves_the_question_for_the_re_ask(
     assert left["agentLeftReason"] == "the connection to the agent closed"
     assert (await server.answer_via_api(question["id"], "kept for you")).status_code == 200
     async with server.mcp("legacy") as agent:
-        result = await asyncio.wait_for(agent.call_tool("ask_question", {"question": text}), 5)
+        result = await asyncio.wait_for(agent.call_tool("ask_question", {"question": text}), 30)
     assert result.structured_content == {"answer": "kept for you"}
     assert [q["id"] for q in await same_text(server, text)] == [question["id"]]
 
@@ -312,7 +312,7 @@ async def test_a_cancel_from_another_token_does_not_touch_the_call(live_server_p
         await asyncio.sleep(1.2)
         assert not call.done()
         assert (await live_server_proc.answer_via_api(question["id"], "still here")).status_code == 200
-        assert (await asyncio.wait_for(call, 10)).structured_content == {"answer": "still here"}
+        assert (await asyncio.wait_for(call, 30)).structured_content == {"answer": "still here"}
 
 
 async def test_a_cancel_notification_reaches_the_call_while_its_stream_stays_open(
@@ -346,7 +346,7 @@ async def test_a_cancel_notification_reaches_the_call_while_its_stream_stays_ope
 
         cancelled = await live_server_proc.wait_for_question(text, status="cancelled")
         assert cancelled["cancelReason"] == "client_cancelled"
-        events = await asyncio.wait_for(stream, 10)  # the stream ends ...
+        events = await asyncio.wait_for(stream, 30)  # the stream ends ...
     messages = [json.loads(event.removeprefix("data:")) for event in events if event.strip() != "data:"]
     # ... without an answer: a request its client cancelled is not answered.
     assert not [message for message in messages if "result" in message or "error" in message], messages

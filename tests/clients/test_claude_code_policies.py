@@ -51,7 +51,7 @@ async def run_cli(project: Path, env: dict[str, str]) -> asyncio.subprocess.Proc
 
 
 async def answer(server: LiveServer, raw: str, question_id: str) -> httpx2.Response:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=60) as http:
         body = {"questionId": question_id, "answer": {"behavior": "allow"}}
         return await http.post(f"{server.url}/api/mcp-answer", json=body)
 

@@ -195,7 +195,7 @@ def shop(server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 
 
 async def vote(server: LiveServer, raw: str, question_id: str) -> int:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=60) as http:
         body = {"questionId": question_id, "answer": {"behavior": "allow"}}
         return (await http.post(f"{server.url}/api/mcp-answer", json=body)).status_code
 

@@ -51,7 +51,7 @@ def hook_body(event: str, command: str) -> dict[str, Any]:
 
 
 async def held_approval(live: LiveServer, raw: str, command: str) -> dict[str, Any]:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=60) as http:
         for _ in range(200):
             listed = (await http.get(f"{live.url}/api/questions?status=pending")).json()["questions"]
             for question in listed:
@@ -62,7 +62,7 @@ async def held_approval(live: LiveServer, raw: str, command: str) -> dict[str, A
 
 
 async def answer(live: LiveServer, raw: str, question_id: str, decision: dict[str, Any]) -> httpx2.Response:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=60) as http:
         body = {"questionId": question_id, "answer": decision}
         return await http.post(f"{live.url}/api/mcp-answer", json=body)
 

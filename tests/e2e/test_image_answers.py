@@ -52,7 +52,7 @@ async def test_the_python_sdk_gets_the_images_beside_the_text(live_server_proc: 
         question = await live_server_proc.wait_for_question(text)
         response = await answer_with_images(live_server_proc, question["id"], "like this", PNG, GIF)
         assert response.status_code == 200, response.text
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {"answer": "like this"}, "the structured answer is as before"
     assert_text_then_images(result.content, "like this")
 
@@ -65,7 +65,7 @@ async def test_a_re_ask_after_the_answer_gets_the_images_too(live_server_proc: L
         call.cancel()
         await live_server_proc.wait_for_question(text)
         assert (await answer_with_images(live_server_proc, question["id"], "here", PNG, GIF)).status_code == 200
-        again = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 15)
+        again = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 30)
     assert_text_then_images(again.content, "here")
 
 
@@ -93,5 +93,5 @@ async def test_a_stdio_agent_gets_the_images_given_on_the_running_server(live_se
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
         question = await live_server_proc.wait_for_question(text)
         assert (await answer_with_images(live_server_proc, question["id"], "the red one", PNG, GIF)).status_code == 200
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert_text_then_images(result.content, "the red one")

@@ -186,7 +186,7 @@ async def walk_asking_tools(server: LiveServer, work: AgentAsWork, b: Client) ->
             )
             assert (await server.answer_via_api(qid, answer)).status_code == 200, text
         for call in work.waiting:
-            assert "for agent-a only" in text_of(await asyncio.wait_for(call, 10))
+            assert "for agent-a only" in text_of(await asyncio.wait_for(call, 30))
         await asyncio.sleep(0.5)
         assert [tool for tool, call in b_calls.items() if call.done()] == []
     finally:
@@ -221,7 +221,7 @@ TOOL_WALKS: dict[str, Walk] = {
 async def walk_routes(server: LiveServer, work: AgentAsWork) -> set[str]:
     """Every /api/ route and /hooks/claude with agent-b's token, aimed at agent-a's work; the routes walked."""
     walked: set[str] = set()
-    async with httpx2.AsyncClient(headers=server.auth("agent-b"), timeout=10) as http:
+    async with httpx2.AsyncClient(headers=server.auth("agent-b"), timeout=60) as http:
         listed = await http.get(f"{server.url}/api/questions")
         assert listed.status_code == 200
         assert leaks(listed.text, work) == []
@@ -281,7 +281,7 @@ async def walk_sockets(server: LiveServer, work: AgentAsWork) -> set[str]:
         try:
             async with websockets.connect(url, additional_headers=headers, origin=origin, open_timeout=5) as socket:
                 while True:
-                    received.append(str(await asyncio.wait_for(socket.recv(), 3)))
+                    received.append(str(await asyncio.wait_for(socket.recv(), 30)))
         except (websockets.ConnectionClosed, websockets.InvalidStatus, TimeoutError):
             pass
         assert leaks("".join(received), work) == [], path

@@ -23,7 +23,7 @@ async def test_it_sends_progress_notifications_while_waiting(live_server_proc: L
         where = f"http://127.0.0.1:8000/questions/{question['id']}/"
         await asyncio.sleep(1.5)  # the interval is 0.3 s on this server
         await live_server_proc.answer_via_api(question["id"], "alive")
-        result = await asyncio.wait_for(call, 10)
+        result = await asyncio.wait_for(call, 30)
 
     assert result.structured_content == {"answer": "alive"}
     assert len(seen) >= 3, seen
@@ -40,7 +40,7 @@ async def test_without_a_progress_token_it_returns_still_pending_and_wait_for_an
 ) -> None:
     text = f"Hold me briefly ({mode})?"
     async with short_hold_server.mcp(mode) as client:
-        held = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 10)
+        held = await asyncio.wait_for(client.call_tool("ask_question", {"question": text}), 30)
         pending = held.structured_content
         assert pending is not None
         assert pending["status"] == "pending"
@@ -54,7 +54,7 @@ async def test_without_a_progress_token_it_returns_still_pending_and_wait_for_an
         waiting = asyncio.create_task(client.call_tool("wait_for_answer", {"question_id": pending["questionId"]}))
         await asyncio.sleep(0.3)
         await short_hold_server.answer_via_api(question["id"], "worth the wait")
-        result = await asyncio.wait_for(waiting, 10)
+        result = await asyncio.wait_for(waiting, 30)
     assert result.structured_content == {"answer": "worth the wait"}
 
 

@@ -42,7 +42,7 @@ async def test_it_returns_the_answer_given_through_the_api(live_server_proc: Liv
     assert response.status_code == 200
     assert response.json()["answer"]["answeredBy"] == "answer-bot"
 
-    result = await asyncio.wait_for(call, 15)
+    result = await asyncio.wait_for(call, 30)
     assert not result.is_error
     assert result.structured_content == {"answer": "PostgreSQL, please"}
     assert json.loads(text_of(result)) == {"answer": "PostgreSQL, please"}
@@ -65,7 +65,7 @@ async def test_it_returns_the_option_chosen_on_the_dashboard(live_server_proc: L
         response = await browser.post(f"/questions/{question['id']}/answer", data={"option": "hold"})
     assert response.status_code == 200, response.text
 
-    result = await asyncio.wait_for(call, 15)
+    result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {"answer": "hold"}
     answered = await live_server_proc.wait_for_question(text, status="answered")
     assert answered["answer"]["answeredBy"] == live_server_proc.username
@@ -82,10 +82,10 @@ async def test_two_concurrent_agents_each_get_their_own_answer(live_server_proc:
 
     # Answer in the opposite order of asking.
     assert (await live_server_proc.answer_via_api(question_b["id"], "8080")).status_code == 200
-    result_b = await asyncio.wait_for(second, 15)
+    result_b = await asyncio.wait_for(second, 30)
     assert not first.done()
     assert (await live_server_proc.answer_via_api(question_a["id"], "spaces")).status_code == 200
-    result_a = await asyncio.wait_for(first, 15)
+    result_a = await asyncio.wait_for(first, 30)
 
     assert result_a.structured_content == {"answer": "spaces"}
     assert result_b.structured_content == {"answer": "8080"}
@@ -103,7 +103,7 @@ async def test_the_first_answer_wins_and_a_second_gets_409(live_server_proc: Liv
     assert second.status_code == 409
     assert second.json()["answeredBy"] == "answer-bot"
     assert "already answered by answer-bot" in second.json()["error"]
-    assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "first"}
+    assert (await asyncio.wait_for(call, 30)).structured_content == {"answer": "first"}
     stored = await live_server_proc.wait_for_question(text, status="answered")
     assert stored["answer"]["text"] == "first"
 

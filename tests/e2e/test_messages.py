@@ -60,7 +60,7 @@ async def test_a_still_pending_result_names_only_the_endpoints_own_tools(
 ) -> None:
     async with short_hold_server.mcp("legacy", path=path) as client:
         listed = {t.name for t in (await client.list_tools()).tools}
-        held = await asyncio.wait_for(client.call_tool(tool, ASKING[path][tool]), 10)
+        held = await asyncio.wait_for(client.call_tool(tool, ASKING[path][tool]), 30)
     pending = held.structured_content
     assert pending is not None, held
     assert pending["status"] == "pending", held

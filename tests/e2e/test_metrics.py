@@ -64,7 +64,7 @@ async def test_one_answer_moves_the_histogram_and_a_held_call_is_counted_while_i
             figure(before, "hookbridge_questions_waiting", **labels) + 1
         )
         assert (await metrics_server.answer_via_api(question["id"], "counted")).status_code == 200
-        await asyncio.wait_for(call, 15)
+        await asyncio.wait_for(call, 30)
     after = await scrape(metrics_server)
     count = "hookbridge_time_to_answer_seconds_count"
     assert figure(after, count, **labels) == figure(before, count, **labels) + 1

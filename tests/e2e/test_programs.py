@@ -133,7 +133,7 @@ async def test_a_bot_watches_the_event_stream_and_answers_through_the_api(live_s
             # The id in the message is the one the API takes.
             answered = await live_server_proc.answer_via_api(received["questionId"], "Yes, ship it")
             assert answered.status_code == 200, answered.text
-            result = await asyncio.wait_for(call, 15)
+            result = await asyncio.wait_for(call, 30)
         done = await next_of(events, "question-answered", where=lambda m: m["questionId"] == received["questionId"])
     assert done["questionId"] == received["questionId"]
     assert (done["answer"]["text"], done["answer"]["answeredBy"]) == ("Yes, ship it", "answer-bot")
@@ -164,7 +164,7 @@ async def test_the_event_stream_reports_lifecycle_sessions_and_pending_questions
             async with live_server_proc.login() as person:
                 await person.post(f"/questions/{pending['id']}/dismiss")
             cancelled = await next_of(events, "question-cancelled", where=lambda m: m["questionId"] == pending["id"])
-        await asyncio.wait_for(call, 15)
+        await asyncio.wait_for(call, 30)
     assert {k: lifecycle["event"][k] for k in ("event_type", "phase_name", "phase_number", "sent_by")} == {
         "event_type": "phase-started",
         "phase_name": "Deploy",

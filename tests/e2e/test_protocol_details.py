@@ -20,7 +20,7 @@ async def test_server_discover_declares_what_initialize_declares(live_server_pro
     async with live_server_proc.mcp("legacy") as handshake:
         initialized = handshake.server_capabilities.model_dump(exclude_none=True, by_alias=True)
     headers = {**live_server_proc.auth(), "Accept": ACCEPT, "MCP-Protocol-Version": "2026-07-28"}
-    async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         response = await http.post(
             f"{live_server_proc.url}/mcp",
             json={"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}},
@@ -55,7 +55,7 @@ async def test_an_unsupported_protocol_version_in_the_handshake_era_is_named_in_
     live_server_proc: LiveServer, with_session: bool
 ) -> None:
     url = f"{live_server_proc.url}/mcp"
-    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), "Accept": ACCEPT}, timeout=10) as http:
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), "Accept": ACCEPT}, timeout=60) as http:
         session = {"Mcp-Session-Id": await initialize(http, url)} if with_session else {}
         response = await http.post(
             url,
@@ -85,6 +85,6 @@ async def test_an_unsupported_version_with_the_2026_envelope_gets_that_eras_reje
         "MCP-Protocol-Version": "2099-01-01",
         "Mcp-Method": "tools/list",
     }
-    async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         response = await http.post(f"{live_server_proc.url}/mcp", json=body)
     assert '"supported":["2026-07-28"]' in response.text.replace(" ", ""), response.text

@@ -75,7 +75,7 @@ async def test_request_help_returns_the_bare_reply_as_its_text(live_server_proc:
         pending = await live_server_proc.wait_for_question(question)
         response = await live_server_proc.answer_via_api(pending["id"], reply)
         assert response.status_code == 200, response.text
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert not result.is_error
     assert [block.model_dump(exclude_none=True) for block in result.content] == [{"type": "text", "text": reply}]
     assert result.structured_content == {"answer": reply}

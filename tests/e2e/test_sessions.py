@@ -153,7 +153,7 @@ async def test_a_sessions_questions_and_lifecycle_events_belong_to_it(live_serve
         question = await live_server_proc.wait_for_question("Which branch (session)?")
         assert (await live_server_proc.session_state(guid, "agent-b")).json()["state"] == "waiting for a human"
         await live_server_proc.answer_via_api(question["id"], "main")
-        await asyncio.wait_for(call, 10)
+        await asyncio.wait_for(call, 30)
     async with live_server_proc.login() as browser:
         page = (await browser.get(f"/sessions/{guid}/")).text
     assert "Which branch (session)?" in page

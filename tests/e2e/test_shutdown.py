@@ -37,7 +37,7 @@ async def busy(worker: LiveServer, stop: asyncio.Event, served: list[int]) -> No
     """Requests of every kind, back to back, until the worker goes: API reads, dashboard pages, hook events."""
     # Another session's tool use: a PostToolUse of the held approval's own would say it ran, and take its card away.
     hook = {**json.loads((FIXTURES / "PostToolUse.json").read_text()), "session_id": str(uuid.uuid4())}
-    async with worker.login() as browser, httpx2.AsyncClient(timeout=10) as http:
+    async with worker.login() as browser, httpx2.AsyncClient(timeout=60) as http:
         while not stop.is_set():
             try:
                 responses = await asyncio.gather(
@@ -82,7 +82,7 @@ async def test_sigterm_with_requests_in_flight_exits_and_the_re_ask_gets_the_ans
     assert set(served) == {200}
     for task in (agent, approval, *load):
         with contextlib.suppress(BaseException):  # the connections are cut: expected
-            await asyncio.wait_for(task, 10)
+            await asyncio.wait_for(task, 30)
 
     worker.start()  # same port, same database
     survivor = await worker.wait_for_question(text)
@@ -95,6 +95,6 @@ async def test_sigterm_with_requests_in_flight_exits_and_the_re_ask_gets_the_ans
         again = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
         await asyncio.sleep(0.5)
         assert (await worker.answer_via_api(question["id"], "yes, restarted")).status_code == 200
-        result = await asyncio.wait_for(again, 10)
+        result = await asyncio.wait_for(again, 30)
     assert result.structured_content == {"answer": "yes, restarted"}
     assert [q["id"] for q in await worker.questions() if q["question"] == text] == [question["id"]]

@@ -29,7 +29,7 @@ async def test_a_question_asked_over_stdio_is_answered_through_the_web_app(live_
         question = await live_server_proc.wait_for_question(text)
         assert question["asker"] == "agent-a"
         assert (await live_server_proc.answer_via_api(question["id"], "answered on the web")).status_code == 200
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {"answer": "answered on the web"}
 
 
@@ -80,7 +80,7 @@ async def test_without_a_token_the_os_user_asks(live_server_proc: LiveServer) ->
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
         question = await live_server_proc.wait_for_question(text)
         await live_server_proc.answer_via_api(question["id"], "you do")
-        assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "you do"}
+        assert (await asyncio.wait_for(call, 30)).structured_content == {"answer": "you do"}
     assert question["asker"].endswith("(stdio)")
 
 
@@ -141,7 +141,7 @@ async def test_a_stdio_question_shows_live_on_the_web_dashboard(live_server_proc
             await receive_until(dashboard, text, timeout=10)
             question = await live_server_proc.wait_for_question(text)
             await live_server_proc.answer_via_api(question["id"], "seen it")
-            assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "seen it"}
+            assert (await asyncio.wait_for(call, 30)).structured_content == {"answer": "seen it"}
 
 
 async def test_stdio_works_with_no_server_and_an_answer_from_the_terminal_wakes_it(tmp_path: Path) -> None:

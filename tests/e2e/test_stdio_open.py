@@ -78,7 +78,7 @@ async def ask_and_answer(server: LiveServer, client: Client, text: str, **call: 
     asking = asyncio.create_task(client.call_tool("ask_question", {"question": text}, **call))
     question = await server.wait_for_question(text)
     assert (await server.answer_via_api(question["id"], "ok")).status_code == 200
-    result = await asyncio.wait_for(asking, 15)
+    result = await asyncio.wait_for(asking, 30)
     assert result.structured_content == {"answer": "ok"}
     return str(question["id"])
 
@@ -138,13 +138,13 @@ async def test_when_no_browser_opens_the_agent_is_told_at_once(server: LiveServe
         asking = asyncio.create_task(call)
         question = await server.wait_for_question(text)
         # Before anyone answers: the note is a progress message, not only part of the result.
-        await asyncio.wait_for(told.wait(), 10)
+        await asyncio.wait_for(told.wait(), 30)
         for _ in range(50):  # the wait's own first report follows the note
             if len(values) >= 2:
                 break
             await asyncio.sleep(0.1)
         await server.answer_via_api(question["id"], "found it")
-        await asyncio.wait_for(asking, 15)
+        await asyncio.wait_for(asking, 30)
     assert f"http://127.0.0.1:{serve}/questions/{question['id']}/" in notes[0]
     assert len(values) >= 2, values
     assert all(later > earlier for earlier, later in itertools.pairwise(values)), values
@@ -179,8 +179,8 @@ async def test_a_caller_without_a_progress_token_is_told_as_a_declared_log_messa
             assert declared is not None, "log messages are sent, so the capability is declared"
             asking = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
             question = await server.wait_for_question(text)
-            await asyncio.wait_for(told.wait(), 10)
+            await asyncio.wait_for(told.wait(), 30)
             await server.answer_via_api(question["id"], "found it")
-            await asyncio.wait_for(asking, 15)
+            await asyncio.wait_for(asking, 30)
     assert logged[0][0] == "warning"
     assert "no browser could be opened" in logged[0][1]

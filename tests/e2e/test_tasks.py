@@ -66,7 +66,7 @@ async def test_the_sdk_client_finishes_a_task_by_polling_as_hosts_do(tasks_serve
         question = await tasks_server.wait_for_question("Task: polled to the end?")
         assert not call.done()
         assert (await tasks_server.answer_via_api(question["id"], "yes")).status_code == 200
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert result.structured_content is not None
     assert tasks.seeds_part(result.structured_content) == {"answer": "yes"}
     assert [handle.status for handle in extension.handles] == ["working"]
@@ -136,7 +136,7 @@ async def test_a_client_without_the_extension_or_a_server_left_off_blocks_as_bef
         await asyncio.sleep(0.3)
         assert not call.done(), "the call waits for the answer"
         assert (await server.answer_via_api(question["id"], "as before")).status_code == 200
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {"answer": "as before"}
 
 
@@ -150,7 +150,7 @@ async def test_an_approval_is_never_a_task(tasks_server: LiveServer) -> None:
         await asyncio.sleep(0.3)
         assert not call.done(), "an approval holds the call until a person decides"
         assert (await tasks_server.answer_via_api(question["id"], decision)).status_code == 200
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert json.loads(result.content[0].text) == decision  # type: ignore[union-attr]
 
 
@@ -237,7 +237,7 @@ async def test_a_blocking_re_ask_of_a_task_waits_and_its_card_no_longer_says_bac
                 await asyncio.sleep(0.05)
         assert "Asked in the background" not in page
         assert (await tasks_server.answer_via_api(question["id"], "one answer")).status_code == 200
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
         assert result.structured_content == {"answer": "one answer"}
     async with tasks_server.mcp("2026-07-28", extensions=[tasks.TasksClient()]) as client:
         done = await tasks.get(client.session, handle.task_id)
@@ -263,7 +263,7 @@ async def test_with_tasks_allowed_only_a_token_marked_for_the_background_gets_on
         await asyncio.sleep(0.3)
         assert not call.done(), "a token not marked for the background blocks as before"
         assert (await allowed_server.answer_via_api(question["id"], "blocked")).status_code == 200
-        result = await asyncio.wait_for(call, 15)
+        result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {"answer": "blocked"}
 
 
@@ -297,7 +297,7 @@ async def test_background_from_a_client_without_tasks_blocks_and_a_bad_value_is_
         await asyncio.sleep(0.3)
         assert not call.done()
         assert (await allowed_server.answer_via_api(question["id"], "waited")).status_code == 200
-        assert (await asyncio.wait_for(call, 15)).structured_content == {"answer": "waited"}
+        assert (await asyncio.wait_for(call, 30)).structured_content == {"answer": "waited"}
 
         refused = await client.call_tool("ask_question", {"question": "Allowed: a bad value?", "background": "yes"})
     assert refused.is_error

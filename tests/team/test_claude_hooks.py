@@ -46,7 +46,7 @@ async def test_an_approval_held_on_one_worker_is_decided_on_the_other(workers: t
     assert approval is not None
     answered = await second.answer_via_api(approval["id"], {"behavior": "deny", "message": "Not on Fridays"})
     assert answered.status_code == 200
-    response = await asyncio.wait_for(request, 5)
+    response = await asyncio.wait_for(request, 30)
     assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "deny", "message": "Not on Fridays"}
     # The session is the host's, read from either worker; its messages reach the agent through either.
     async with second.login() as http:
@@ -92,7 +92,7 @@ async def test_two_people_allowing_at_once_on_two_workers_make_one_decision_coun
             assert sorted([ann.status_code, bob.status_code]) == [200, 202], (ann.text, bob.text)
             counted = ann if ann.status_code == 202 else bob
             assert counted.json()["decided"] == 1
-            output = (await asyncio.wait_for(held, 10)).json()["hookSpecificOutput"]
+            output = (await asyncio.wait_for(held, 30)).json()["hookSpecificOutput"]
         assert output["permissionDecision"] == "allow"
         assert output["permissionDecisionReason"] in (
             "Allowed by ann, bob on Hook Bridge",

@@ -214,7 +214,7 @@ async def test_sse_websockets_and_answers_all_go_through_nginx(stack: dict[str, 
                 assert seen, "progress notifications must stream through nginx unbuffered"
                 answered = await browser.post(f"/questions/{question_id}/answer", data={"answer": "yes, via nginx"})
                 assert answered.status_code == 200, answered.text
-                result = await asyncio.wait_for(call, 15)
+                result = await asyncio.wait_for(call, 30)
     assert result.structured_content == {"answer": "yes, via nginx"}
 
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['answer-bot']}"}, verify=False) as api:

@@ -52,16 +52,16 @@ async def test_answers_reach_waiting_agents_across_a_redis_restart(worker: LiveS
         during = asyncio.create_task(client.call_tool("ask_question", {"question": "Asked while Redis is down?"}))
         asked_during = await worker.wait_for_question("Asked while Redis is down?")
         assert (await worker.answer_via_api(question["id"], "answered while Redis was down")).status_code == 200
-        assert (await asyncio.wait_for(before, 15)).structured_content == {"answer": "answered while Redis was down"}
+        assert (await asyncio.wait_for(before, 30)).structured_content == {"answer": "answered while Redis was down"}
 
         await asyncio.to_thread(redis.start)
         assert (await worker.answer_via_api(asked_during["id"], "answered after the restart")).status_code == 200
-        assert (await asyncio.wait_for(during, 15)).structured_content == {"answer": "answered after the restart"}
+        assert (await asyncio.wait_for(during, 30)).structured_content == {"answer": "answered after the restart"}
 
         after = asyncio.create_task(client.call_tool("ask_question", {"question": "Asked after the restart?"}))
         asked_after = await worker.wait_for_question("Asked after the restart?")
         assert (await worker.answer_via_api(asked_after["id"], "all good")).status_code == 200
-        assert (await asyncio.wait_for(after, 15)).structured_content == {"answer": "all good"}
+        assert (await asyncio.wait_for(after, 30)).structured_content == {"answer": "all good"}
 
 
 class CuttableProxy:
