@@ -62,6 +62,15 @@ class Setup:
 
 
 @dataclass(frozen=True)
+class Hooked:
+    """Where `hookbridge hook` was run: what a host that sends no JSON of its own says with its environment."""
+
+    environ: dict[str, str]
+    cwd: str
+    parent_pid: int
+
+
+@dataclass(frozen=True)
 class Host:
     name: str  # as in `hookbridge hook <name>`, `register <name>` and AgentSession.host
     title: str  # as people call it, on cards and sessions
@@ -115,6 +124,16 @@ class Host:
     def undecided(self, event: str, why: str) -> dict[str, Any]:
         """No decision on `event`, in the host's words; `why` where the host can show it."""
         return self.answer(event, NO_DECISION)
+
+    # --- how `hookbridge hook` talks with it -----------------------------------------------------------------
+
+    def read_hook(self, raw: str, hooked: Hooked) -> str:
+        """The body `hookbridge hook` POSTs, from what the host gave it (its stdin, and where it ran)."""
+        return raw
+
+    def deliver(self, said: dict[str, Any]) -> tuple[str, str, int]:
+        """(stdout, stderr, exit code) that tell the host the answer `said`: JSON on stdout, for most."""
+        return json.dumps(said) + "\n", "", 0
 
     # --- its settings files ------------------------------------------------------------------------------------
 

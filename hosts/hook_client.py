@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
-from hosts.base import Host
+from hosts.base import Hooked, Host
 from hosts.registry import HOSTS
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -80,39 +80,54 @@ def own_tool(host: Host, body: Any, mcp_server: str | None, url: str) -> bool:
 
 
 def main(
-    argv: list[str], stdin: IO[str] | None = None, stdout: IO[str] | None = None, *, credentials: Path | None = None
+    argv: list[str],
+    stdin: IO[str] | None = None,
+    stdout: IO[str] | None = None,
+    *,
+    credentials: Path | None = None,
+    stderr: IO[str] | None = None,
 ) -> int:
     """`credentials`: the local login's file (`serve` made it in the data folder), whose token stands in for
-    HOOKBRIDGE_TOKEN on a laptop."""
+    HOOKBRIDGE_TOKEN on a laptop. Returns the exit code the host reads (0 for most; Amp's is its answer)."""
     args = parser().parse_args(argv)
     host = HOSTS[args.host]
-    raw = (stdin or sys.stdin).read()
-    out = stdout or sys.stdout
+    env = os.environ
+    raw = host.read_hook((stdin or sys.stdin).read(), Hooked(dict(env), os.getcwd(), os.getppid()))
+    out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         body: Any = json.loads(raw)
     except ValueError:
         body = None
-    env = os.environ
     url = args.url or env.get("HOOKBRIDGE_URL", DEFAULT_URL)
     if own_tool(host, body, args.mcp_server, url):
-        out.write(
-            json.dumps(host.answer("PermissionRequest", {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}))
+        return tell(
+            host,
+            host.answer("PermissionRequest", {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}),
+            out,
+            err,
         )
-        out.write("\n")
-        return 0
     timeout = args.timeout if args.timeout is not None else float(env.get("HOOKBRIDGE_HOOK_TIMEOUT", DEFAULT_TIMEOUT))
     answer, why = ask(host, raw, url, env.get("HOOKBRIDGE_TOKEN", "") or local_token(credentials), timeout)
     if answer is None:
         refused = args.undecided == "deny"
         then = "refused" if refused else f"{host.title} asks at its own prompt"
-        sys.stderr.write(f"hookbridge hook {host.name}: {why}; {then}\n")
-        answer = json.dumps(host.no_decision(body, refuse=f"Hook Bridge: {why}; not run." if refused else "", why=why))
-    elif args.undecided == "deny" and json.loads(answer) == host.no_decision(body):
-        answer = json.dumps(host.no_decision(body, refuse="Hook Bridge: nobody on the team decided in time; not run."))
-    out.write(answer)
-    out.write("\n")
+        err.write(f"hookbridge hook {host.name}: {why}; {then}\n")
+        said = host.no_decision(body, refuse=f"Hook Bridge: {why}; not run." if refused else "", why=why)
+    else:
+        said = json.loads(answer)
+        if args.undecided == "deny" and said == host.no_decision(body):
+            said = host.no_decision(body, refuse="Hook Bridge: nobody on the team decided in time; not run.")
+    return tell(host, said, out, err)
+
+
+def tell(host: Host, said: dict[str, Any], out: IO[str], err: IO[str]) -> int:
+    """The answer as the host reads it (most: one JSON line on stdout, nothing else); the exit code."""
+    text, problem, code = host.deliver(said)
+    out.write(text)
     out.flush()
-    return 0
+    err.write(problem)
+    err.flush()
+    return code
 
 
 def local_token(credentials: Path | None) -> str:

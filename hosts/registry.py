@@ -6,6 +6,7 @@ endpoint, `hookbridge hook`, `register`/`unregister` and the cards read this tab
 
 from __future__ import annotations
 
+from hosts.amp import AMP
 from hosts.base import Host
 from hosts.claude_code import CLAUDE_CODE
 from hosts.cline import CLINE
@@ -15,7 +16,9 @@ from hosts.cursor import CURSOR
 from hosts.gemini import GEMINI
 from hosts.opencode import OPENCODE
 
-HOSTS: dict[str, Host] = {host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, COPILOT, OPENCODE, CURSOR, CLINE)}
+HOSTS: dict[str, Host] = {
+    host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, COPILOT, OPENCODE, CURSOR, CLINE, AMP)
+}
 PATHS: dict[str, Host] = {host.path: host for host in HOSTS.values()}
 
 

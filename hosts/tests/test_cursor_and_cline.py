@@ -16,6 +16,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from hosts import hook_calls
+from hosts.amp import AMP
+from hosts.base import Hooked
 from hosts.cline import CLINE
 from hosts.cursor import CURSOR
 from hosts.gemini import GEMINI
@@ -219,3 +221,49 @@ def test_an_old_command_name_still_works_and_says_the_new_one(tmp_path: Path, db
     assert json.loads(settings.read_text())["mcpServers"]["hookbridge"]["trust"] is True
     said, warned = run("unregister_gemini", "--settings-file", str(settings))
     assert "now `unregister gemini`" in warned
+
+
+def test_amps_delegated_call_reads_as_a_permission_request_of_its_run() -> None:
+    raw = AMP.read_hook('{"cmd": "rm -rf build"}', Hooked({"AGENT_TOOL_NAME": "Bash"}, "/home/alice/shop", 4242))
+    call = hook_calls.parse(AMP.to_claude(json.loads(raw)), "amp")
+    assert (call.event, call.tool_name, call.tool_input) == ("PermissionRequest", "Bash", {"command": "rm -rf build"})
+    assert (call.session_id, call.cwd) == ("amp-4242", "/home/alice/shop")
+    edit = AMP.read_hook(
+        '{"path": "a.py", "old_str": "x", "new_str": "y"}', Hooked({"AGENT_TOOL_NAME": "edit_file"}, "/s", 1)
+    )
+    edited = hook_calls.parse(AMP.to_claude(json.loads(edit)), "amp")
+    assert (edited.tool_name, edited.tool_input) == (
+        "Edit",
+        {"file_path": "a.py", "old_string": "x", "new_string": "y"},
+    )
+
+
+def test_amp_is_told_by_its_exit_code_and_the_reason_on_stderr() -> None:
+    def told(decision: dict[str, Any]) -> tuple[str, str, int]:
+        return AMP.deliver(AMP.answer("PermissionRequest", {"hookSpecificOutput": {"decision": decision}}))
+
+    assert told({"behavior": "allow"}) == ("", "", 0)
+    assert told({"behavior": "deny", "message": "Not today"}) == ("", "Not today\n", 2)
+    asked = AMP.deliver(AMP.no_decision({"hook_event_name": "delegate", "session_id": "s"}, why="down"))
+    assert asked == ("", "Hook Bridge: down; asking here.\n", 1)
+
+
+def test_register_amp_puts_its_delegate_rules_first_and_unregister_gives_the_file_back(
+    tmp_path: Path, db: None
+) -> None:
+    settings = tmp_path / "settings.json"
+    own = json.dumps({"amp.permissions": [{"tool": "Bash", "action": "allow"}], "amp.theme": "dark"}, indent=2) + "\n"
+    settings.write_text(own)
+    run("register", "amp", "--settings-file", str(settings), "--url", "http://127.0.0.1:8123", "--token", "hb_x")
+    rules = json.loads(settings.read_text())["amp.permissions"]
+    script = tmp_path / "hookbridge-delegate"
+    assert [rule["tool"] for rule in rules] == ["Bash", "edit_file", "create_file", "Bash"]
+    assert rules[0] == {"tool": "Bash", "action": "delegate", "to": str(script)}, "first: the first match decides"
+    assert rules[-1] == {"tool": "Bash", "action": "allow"}
+    assert " hook amp --url http://127.0.0.1:8123" in script.read_text()
+    assert os.stat(script).st_mode & stat.S_IXUSR
+    run("register", "amp", "--settings-file", str(settings), "--url", "http://127.0.0.1:8123", "--token", "hb_x")
+    assert len(json.loads(settings.read_text())["amp.permissions"]) == 4, "twice: nothing doubles"
+    run("unregister", "amp", "--settings-file", str(settings))
+    assert settings.read_text() == own
+    assert not script.exists()

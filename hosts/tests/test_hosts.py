@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hosts import hook_calls
+from hosts.amp import AMP
 from hosts.claude_code import CLAUDE_CODE
 from hosts.cline import CLINE
 from hosts.codex import CODEX
@@ -205,9 +206,9 @@ def test_opencodes_permission_is_a_bash_request_and_its_answer_a_reply_its_plugi
 def test_each_host_has_one_path_and_a_title_people_know() -> None:
     assert PATHS == {
         "/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI, "/hooks/codex": CODEX, "/hooks/copilot": COPILOT,
-        "/hooks/opencode": OPENCODE, "/hooks/cursor": CURSOR, "/hooks/cline": CLINE,
+        "/hooks/opencode": OPENCODE, "/hooks/cursor": CURSOR, "/hooks/cline": CLINE, "/hooks/amp": AMP,
     }  # fmt: skip
-    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot", "opencode", "cursor", "cline"}
+    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot", "opencode", "cursor", "cline", "amp"}
     assert title("gemini") == "Gemini CLI"
     assert title("codex") == "Codex"
     assert title("someone-new") == "someone-new"
