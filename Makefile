@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?=
 
-.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps amp-deps bench bench-peers soak test-oldest-python test-fast
+.PHONY: serve test test-ready newest-python lint install install-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps amp-deps cline-deps bench bench-peers soak test-oldest-python test-fast
 
 # The installs use uv (pinned below; pip installs it into the virtualenv first): on a fresh clone here pip took
 # 50 s to install Hook Bridge and 23 s more for the dev tools, each second of it before the first check could
@@ -119,6 +119,14 @@ tests/amp_cli/node_modules/.installed: tests/amp_cli/package-lock.json | system-
 
 amp-deps: tests/amp_cli/node_modules/.installed
 
+# The real Cline CLI (its npm package and the binary it ships), pinned by the lock, for tests/clients/test_cline_cli.py
+# (offline: its openai-compatible provider against testing/openai_stand_in.py).
+tests/cline_cli/node_modules/.installed: tests/cline_cli/package-lock.json | system-deps
+	npm ci --prefix tests/cline_cli --no-audit --no-fund --loglevel=error
+	touch $@
+
+cline-deps: tests/cline_cli/node_modules/.installed
+
 # PORT unset: the first free port from 8000 up; PORT=N: exactly that one.
 serve: $(VENV)/.installed
 	@$(PY) manage.py serve --host $(HOST) $(if $(PORT),--port $(PORT)) $(SERVE_ARGS)
@@ -152,7 +160,7 @@ test:
 	$(if $(NEWEST_PYTHON),COVERAGE_CORE=sysmon )$(SUITE_VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile \
 	  --no-loadscope-reorder
 
-test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps amp-deps lint test-oldest-python newest-python
+test-ready: $(VENV)/.installed-dev system-deps ts-deps claude-code-deps gemini-deps codex-deps copilot-deps opencode-deps amp-deps cline-deps lint test-oldest-python newest-python
 
 # The newest Python supported (requires-python has no ceiling), in a virtualenv of its own, from PATH or
 # pyenv. CI fails without it; a person's `make test` says so and runs the suite on $(VENV).

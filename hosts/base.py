@@ -86,6 +86,9 @@ class Host:
     runs_hook_command: bool = True
     # What `register <name>` writes, in a few words for its --help.
     registers: str = ""
+    # Whether its "no decision" leaves the call to its own prompt (False: the host would run it unasked, so
+    # nobody deciding is a refusal).
+    asks_itself: bool = True
 
     # --- its hook dialect --------------------------------------------------------------------------------------
 

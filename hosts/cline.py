@@ -9,15 +9,16 @@ the body's `hookName` is the SDK's event (`tool_call`, `tool_result`, `agent_sta
 as the model gave it) and as the reference's `preToolUse: {toolName, parameters}` (every parameter turned into
 a string); both are read, the former first. A session is Cline's `taskId`.
 
-A tool call (`tool_call`) is a PermissionRequest: `{"cancel": true, "errorMessage": why}` refuses it (the
-model reads why), `{"cancel": false}` lets it go on, and "no decision" is `{}`, after which Cline's own
-approval asks, as it would without hooks. A person's edit cannot be handed back as it was made: it is refused,
-naming the edit. After a tool (`tool_result`), people's messages go to the model as `contextModification`.
+A tool call (`tool_call`) is a PermissionRequest: `{"cancel": true, "errorMessage": why}` refuses it (and ends
+Cline's run: its SDK stops on a cancel), `{"cancel": false}` lets it go on. "No decision" is a refusal too: Cline's
+CLI approves every tool itself by default (`--auto-approve true`), so a hook that said nothing would let the tool
+run that nobody allowed. A person's edit cannot be handed back as it was made: it is refused, naming the edit.
+After a tool (`tool_result`), people's messages go to the model as `contextModification`.
 
 Cline gives a tool hook 120 s (its SDK's `toolCallTimeoutMs`; the reference's 30 s is older), and then goes on
-as if the hook had said nothing: its own approval asks. A person takes longer, so `register cline` makes the
-hook give up at 110 s (`--timeout`) with Cline's "no decision" (or, `--headless`, a refusal) rather than be
-cut off; a decision made later finds the card gone.
+as if the hook had said nothing. A person takes longer, so `register cline` makes the hook give up at 110 s
+(`--timeout`) with a refusal saying so, rather than be cut off and let the tool run; a decision made later finds
+the card gone.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class Cline(Host):
         if event == "PermissionRequest":
             decision = decision_of(answer)
             if decision is None:
-                return NO_DECISION
+                return self.undecided(event, "")
             allowed, why = allowed_as_asked(decision)
             return {"cancel": False} if allowed else {"cancel": True, "errorMessage": why}
         output = answer.get("hookSpecificOutput")
@@ -81,6 +82,11 @@ class Cline(Host):
         parser.add_argument(
             "--hooks-dir", default=None, help="that hooks folder instead of ~/.cline/hooks (or DIR/.clinerules/hooks)"
         )
+
+    def undecided(self, event: str, why: str) -> dict[str, Any]:
+        if event != "PermissionRequest":
+            return NO_DECISION
+        return {"cancel": True, "errorMessage": f"Hook Bridge: {why or 'nobody on the team decided in time'}; not run."}
 
     def register(self, setup: Setup) -> list[str]:
         self.refuse_approve(setup)
@@ -138,6 +144,7 @@ CLINE = Cline(
     # Only after a tool can a hook give the model words (its Stop-like hooks take none).
     hands_over_at=frozenset({"PostToolUse"}),
     registers="hook files in ~/.cline/hooks (or the project's .clinerules/hooks)",
+    asks_itself=False,
 )
 
 

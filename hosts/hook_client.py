@@ -110,7 +110,7 @@ def main(
     answer, why = ask(host, raw, url, env.get("HOOKBRIDGE_TOKEN", "") or local_token(credentials), timeout)
     if answer is None:
         refused = args.undecided == "deny"
-        then = "refused" if refused else f"{host.title} asks at its own prompt"
+        then = "refused" if refused or not host.asks_itself else f"{host.title} asks at its own prompt"
         err.write(f"hookbridge hook {host.name}: {why}; {then}\n")
         said = host.no_decision(body, refuse=f"Hook Bridge: {why}; not run." if refused else "", why=why)
     else:

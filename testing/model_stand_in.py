@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +38,20 @@ def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+# Each CLI's shell tool, and its input for one command: Claude Code's `Bash`, Copilot CLI's `bash`, Cline's
+# `run_commands` (its SDK's: several commands in one call) and `execute_command` (its older tool).
+SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "Bash": lambda command: {"command": command, "description": "Run the scripted command"},
+    "bash": lambda command: {"command": command, "description": "Run the scripted command"},
+    "run_commands": lambda command: {"commands": [command]},
+    "execute_command": lambda command: {"command": command, "requires_approval": True},
+}
+
+
 def _shell_tool(body: dict[str, Any]) -> str | None:
-    """The shell tool the request offers: Claude Code's `Bash`, or Copilot CLI's `bash`."""
+    """The shell tool the request offers (SHELL_TOOLS)."""
     for tool in body.get("tools", []):
-        if isinstance(tool, dict) and tool.get("name") in ("Bash", "bash"):
+        if isinstance(tool, dict) and tool.get("name") in SHELL_TOOLS:
             return str(tool["name"])
     return None
 
@@ -74,7 +84,7 @@ def reply_blocks(body: dict[str, Any], command: str) -> tuple[list[dict[str, Any
             "type": "tool_use",
             "id": f"toolu_{uuid.uuid4().hex[:24]}",
             "name": shell,
-            "input": {"command": command, "description": "Run the scripted command"},
+            "input": SHELL_TOOLS[shell](command),
         }
         return [tool_use], "tool_use"
     if results:
