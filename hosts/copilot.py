@@ -128,8 +128,7 @@ class Copilot(Host):
         # A file that held only what register wrote goes with it, as it was not there before.
         settings_files.save_or_remove(settings, data)
         settings_files.save_or_remove(mcp_file, mcp)
-        said = [f"hooks ({', '.join(events)})"] if events else []
-        return [f"Removed {', '.join([*said, *(['the MCP server'] if server else [])])} from {home}."]
+        return [settings_files.removed_words(events, server, home)]
 
 
 # Copilot CLI's permissionRequest names its tools in lower case ("bash"); its PascalCase hooks already say "Bash".

@@ -141,8 +141,7 @@ class Cursor(Host):
             data = {}
         settings_files.save_or_remove(hooks_file, data)
         settings_files.save_or_remove(mcp_file, mcp)
-        said = [f"hooks ({', '.join(events)})"] if events else []
-        return [f"Removed {', '.join([*said, *(['the MCP server'] if server else [])])} from {folder}."]
+        return [settings_files.removed_words(events, server, folder)]
 
 
 CURSOR = Cursor(

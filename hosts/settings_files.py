@@ -180,3 +180,9 @@ def remove_handlers(data: dict[str, Any], ours: Callable[[Any], bool]) -> list[s
     if not hooks:
         del data["hooks"]
     return removed
+
+
+def removed_words(events: list[str], server: bool, where: Path) -> str:
+    """What unregister took out of `where`: "Removed hooks (a, b), the MCP server from …"."""
+    said = [f"hooks ({', '.join(events)})"] if events else []
+    return f"Removed {', '.join([*said, *(['the MCP server'] if server else [])])} from {where}."
