@@ -72,7 +72,7 @@ async def pending_for(
     """The pending approval of the shell command `command` as the person whose answer token is `raw` sees it (the
     harness's answer bot sees another project); `shows`: what to say when none comes (a terminal's screen)."""
     deadline = time.monotonic() + timeout
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=10) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw}"}, timeout=60) as http:
         while time.monotonic() < deadline:
             for question in (await http.get(f"{server.url}/api/questions?status=pending")).json()["questions"]:
                 if question["kind"] == "approval" and question["payload"]["tool_input"].get("command") == command:

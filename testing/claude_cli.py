@@ -63,7 +63,7 @@ def stand_in(module: str, model: Model, command: str) -> Iterator[None]:
         cwd=ROOT,
     )
     try:
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 30
         while True:
             try:
                 socket.create_connection(("127.0.0.1", model.port), timeout=0.5).close()

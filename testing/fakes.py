@@ -73,7 +73,7 @@ class FakeSlack:
         """When each call of `method` came (time.monotonic())."""
         return [at for name, at in self.called_at if name == method]
 
-    def wait_for(self, method: str, count: int = 1, timeout: float = 10) -> list[dict[str, Any]]:
+    def wait_for(self, method: str, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.calls_of(method)
@@ -205,7 +205,7 @@ class MailSink:
     def url(self) -> str:
         return f"smtp://127.0.0.1:{self.port}"
 
-    def wait_for(self, count: int = 1, timeout: float = 10) -> list[EmailMessage]:
+    def wait_for(self, count: int = 1, timeout: float = 30) -> list[EmailMessage]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if len(self.mails) >= count:
@@ -328,7 +328,7 @@ class FakePushService:
         self.pushed.append(Pushed(name, headers, claims, json.loads(plain)))
         return 201
 
-    def wait_for(self, count: int = 1, timeout: float = 15) -> list[Pushed]:
+    def wait_for(self, count: int = 1, timeout: float = 30) -> list[Pushed]:
         deadline = time.monotonic() + timeout
         while len(self.pushed) < count:
             assert time.monotonic() < deadline, f"{len(self.pushed)} pushes, not {count}; refused: {self.refused}"

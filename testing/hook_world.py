@@ -92,7 +92,7 @@ def _contents(path: Path) -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
-async def wait_for_file(path: Path, timeout: float = 10) -> str:
+async def wait_for_file(path: Path, timeout: float = 30) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if text := _contents(path):
@@ -101,7 +101,7 @@ async def wait_for_file(path: Path, timeout: float = 10) -> str:
     raise AssertionError(f"{path} never appeared")
 
 
-async def gone_within(pid: int, timeout: float = 6) -> bool:
+async def gone_within(pid: int, timeout: float = 30) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not alive(pid):

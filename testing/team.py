@@ -149,7 +149,7 @@ class OwnRedis:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             probe = subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True)
             if probe.stdout.strip() == "PONG":

@@ -58,7 +58,7 @@ class TsClients:
         self.process.stdin.write((json.dumps(command) + "\n").encode())
         await self.process.stdin.drain()
 
-    async def wait_for(self, timeout: float = 15, **match: Any) -> dict[str, Any]:
+    async def wait_for(self, timeout: float = 60, **match: Any) -> dict[str, Any]:
         """The first event (old or new) with every field in `match`."""
 
         def found() -> dict[str, Any] | None:
@@ -87,7 +87,7 @@ class TsClients:
         await self.send(op="call", client=client, call=call, tool=tool, args=args, **options)
         await self.wait_for(event="called", call=call)
 
-    async def outcome(self, call: str, timeout: float = 15) -> dict[str, Any]:
+    async def outcome(self, call: str, timeout: float = 60) -> dict[str, Any]:
         """The call's result or error event."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:

@@ -58,7 +58,7 @@ async def waiting(server: LiveServer, questions: int, approvals: int) -> AsyncIt
 
 
 async def until_asked(server: LiveServer, needle: str) -> None:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60
     while not any(needle in q["question"] for q in await server.questions(status="pending")):
         assert time.monotonic() < deadline, f"no approval of {needle!r} came"
         await asyncio.sleep(0.05)

@@ -443,7 +443,7 @@ async def test_the_permission_prompt_tool_returns_the_decision_as_json_text(serv
             expected = {"behavior": "allow", "updatedInput": arguments["input"]}
         async with server.mcp(mode="legacy", path="/mcp/approvals") as client:
             calling = asyncio.ensure_future(client.call_tool("approve", arguments))
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             approval = None
             while approval is None and time.monotonic() < deadline:
                 approval = next(

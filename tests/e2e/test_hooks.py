@@ -251,7 +251,7 @@ async def test_a_timeout_kills_the_whole_process_group(hooks_server: LiveServer,
     assert data["status"] == "timed-out"
     assert "timed out after 1.5 s, processes killed" in text
     child = int((world.pids / "sleepy.pid").read_text())
-    assert await gone_within(child, 1), "the hook's sleeping child outlived the timeout"
+    assert await gone_within(child), "the hook's sleeping child outlived the timeout"
 
 
 async def test_a_caller_with_a_progress_token_hears_from_a_long_run(hooks_server: LiveServer) -> None:
@@ -280,7 +280,7 @@ async def hear_chatty(world: HookWorld, messages: list[str], prefix: str = "[.] 
     go = world.pids / "go"
     go.unlink(missing_ok=True)
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while f"{prefix}step one" not in messages:
             assert time.monotonic() < deadline, f"no live line while the hook ran: {messages}"
             await asyncio.sleep(0.02)

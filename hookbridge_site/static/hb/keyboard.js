@@ -1,6 +1,6 @@
 // Notifications of a new question, and answering from the keyboard.
 // One module of the pages' script: ../hookbridge.js loads them all.
-import { closeQuestion, moveSelection, openQuestion, selectedCard } from "./triage.js";
+import { cards, closeQuestion, moveSelection, openQuestion, selectedCard } from "./triage.js";
 
 // Opt-in browser notifications and a short sound when a question arrives.
 function notifyEnabled() {
@@ -47,12 +47,6 @@ export function announce(card) {
 // Keyboard: j/k move between cards, 1–9 choose an option on the current card (nothing is sent),
 // Enter on a choice or Ctrl/Cmd+Enter anywhere in the card sends it, ? shows the keys. Keys typed
 // into a text field stay there, but for Ctrl/Cmd+Enter. Choosing and sending are two acts (issue 29).
-export function cards() {
-  // In the order a person sees them: triage and grouping order cards with CSS (applyFilters).
-  const all = [...document.querySelectorAll("#question-list > article.question:not(.closed)")].filter((card) => !card.hidden);
-  return all.map((card, index) => [Number(card.style.order || 0), index, card]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((entry) => entry[2]);
-}
-
 function currentCard() {
   const active = document.activeElement;
   return (active && active.closest && active.closest("article.question:not(.closed)")) || null;

@@ -1,7 +1,6 @@
 // The triage list: every waiting question as a row, and its card opened from it.
 // One module of the pages' script: ../hookbridge.js loads them all.
 import { showBatch } from "./batch.js";
-import { cards } from "./keyboard.js";
 
 // The triage list (issue 42): every waiting question as one row, beside the cards on a wide screen and instead of
 // them on a phone, where a row opens its card full screen with Back. Rows are drawn from the cards' data and
@@ -10,6 +9,13 @@ import { cards } from "./keyboard.js";
 const WIDE = window.matchMedia("(min-width: 64rem)");
 
 export function queueBox() { return document.getElementById("queue"); }
+
+// The waiting cards, in the order a person sees them (the keyboard's and the rows' order).
+export function cards() {
+  // In the order a person sees them: triage and grouping order cards with CSS (applyFilters).
+  const all = [...document.querySelectorAll("#question-list > article.question:not(.closed)")].filter((card) => !card.hidden);
+  return all.map((card, index) => [Number(card.style.order || 0), index, card]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((entry) => entry[2]);
+}
 
 function rowLeft(card) {
   // The row's short countdown: "4 min", "40 s", or "gave up"; none once the agent stopped waiting.
