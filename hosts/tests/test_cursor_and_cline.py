@@ -21,6 +21,7 @@ from hosts.base import Hooked
 from hosts.cline import CLINE
 from hosts.cursor import CURSOR
 from hosts.gemini import GEMINI
+from hosts.windsurf import WINDSURF
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -205,10 +206,10 @@ def test_register_help_names_every_host_and_an_unknown_one_is_refused(db: None) 
     shown = subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "register", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    for name in ("claude-code", "codex", "gemini", "copilot", "opencode", "cline", "cursor"):
+    for name in ("claude-code", "codex", "gemini", "copilot", "opencode", "cline", "cursor", "amp", "windsurf"):
         assert f"    {name} " in shown, name
-    with pytest.raises(CommandError, match="invalid choice: 'windsurf'"):
-        run("register", "windsurf")
+    with pytest.raises(CommandError, match="invalid choice: 'kiro'"):
+        run("register", "kiro")
 
 
 def test_approve_is_refused_by_a_host_that_asks_about_every_tool_use_already(tmp_path: Path, db: None) -> None:
@@ -271,3 +272,42 @@ def test_register_amp_puts_its_delegate_rules_first_and_unregister_gives_the_fil
     run("unregister", "amp", "--settings-file", str(settings))
     assert settings.read_text() == own
     assert not script.exists()
+
+
+def test_windsurfs_command_is_a_bash_permission_request_in_its_trajectory() -> None:
+    call = hook_calls.parse(WINDSURF.to_claude(fixture("windsurf", "pre_run_command")), "windsurf")
+    assert (call.event, call.tool_name) == ("PermissionRequest", "Bash")
+    assert call.tool_input == {"command": "npm install express"}
+    assert (call.session_id, call.cwd) == ("traj-7f3c2a", "/home/alice/shop")
+    tool = hook_calls.parse(WINDSURF.to_claude(fixture("windsurf", "pre_mcp_tool_use")), "windsurf")
+    assert (tool.tool_name, tool.tool_input) == ("mcp__github__create_issue", {"title": "Flaky build"})
+    read = hook_calls.parse(WINDSURF.to_claude(fixture("windsurf", "pre_read_code")), "windsurf")
+    assert (read.event, read.tool_name) == ("PreToolUse", "Read"), "reads are decided by rules alone"
+
+
+def test_windsurf_is_told_by_exit_code_2_and_stderr_and_can_only_block() -> None:
+    def told(decision: dict[str, Any]) -> tuple[str, str, int]:
+        return WINDSURF.deliver(WINDSURF.answer("PermissionRequest", {"hookSpecificOutput": {"decision": decision}}))
+
+    assert told({"behavior": "allow"}) == ("", "", 0)
+    assert told({"behavior": "deny", "message": "Not today"}) == ("", "Not today\n", 2)
+    body = fixture("windsurf", "pre_run_command")
+    assert WINDSURF.deliver(WINDSURF.no_decision(body, why="down")) == ("", "", 0), "Cascade's own approval goes on"
+    refused = WINDSURF.deliver(WINDSURF.no_decision(body, refuse="Hook Bridge: down; not run."))
+    assert refused == ("", "Hook Bridge: down; not run.\n", 2)
+
+
+def test_register_windsurf_writes_its_hooks_beside_the_persons_and_unregister_gives_the_file_back(
+    tmp_path: Path, db: None
+) -> None:
+    hooks_file = tmp_path / "hooks.json"
+    own = json.dumps({"hooks": {"post_write_code": [{"command": "./format.sh", "show_output": True}]}}, indent=2) + "\n"
+    hooks_file.write_text(own)
+    run("register", "windsurf", "--hooks-file", str(hooks_file), "--url", "http://127.0.0.1:8123", "--token", "hb_x")
+    hooks = json.loads(hooks_file.read_text())["hooks"]
+    assert hooks["post_write_code"][0] == {"command": "./format.sh", "show_output": True}
+    assert hooks["pre_run_command"][0]["command"].endswith(" hook windsurf --url http://127.0.0.1:8123")
+    run("register", "windsurf", "--hooks-file", str(hooks_file), "--url", "http://127.0.0.1:8123", "--token", "hb_x")
+    assert len(json.loads(hooks_file.read_text())["hooks"]["pre_run_command"]) == 1, "twice: nothing doubles"
+    run("unregister", "windsurf", "--hooks-file", str(hooks_file))
+    assert hooks_file.read_text() == own

@@ -16,6 +16,7 @@ from hosts.cursor import CURSOR
 from hosts.gemini import GEMINI
 from hosts.opencode import OPENCODE
 from hosts.registry import HOSTS, PATHS, title
+from hosts.windsurf import WINDSURF
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "tests" / "fixtures"
 
@@ -207,8 +208,9 @@ def test_each_host_has_one_path_and_a_title_people_know() -> None:
     assert PATHS == {
         "/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI, "/hooks/codex": CODEX, "/hooks/copilot": COPILOT,
         "/hooks/opencode": OPENCODE, "/hooks/cursor": CURSOR, "/hooks/cline": CLINE, "/hooks/amp": AMP,
+        "/hooks/windsurf": WINDSURF,
     }  # fmt: skip
-    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot", "opencode", "cursor", "cline", "amp"}
+    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot", "opencode", "cursor", "cline", "amp", "windsurf"}
     assert title("gemini") == "Gemini CLI"
     assert title("codex") == "Codex"
     assert title("someone-new") == "someone-new"

@@ -201,3 +201,18 @@ async def test_clines_task_becomes_one_timeline_and_a_message_is_handed_over_aft
     name, host, types = session_facts(server, guid)
     assert (name, host) == ("Cline in /home/alice/shop", "cline")
     assert types.index("stop") > types.index("tool")
+
+
+async def test_windsurfs_command_waits_for_the_team_and_a_deny_blocks_it_with_the_reason(server: LiveServer) -> None:
+    for decision, expected in (
+        ({"behavior": "deny", "message": "Not in production"}, (2, "", "Not in production\n")),
+        ({"behavior": "allow"}, (0, "", "")),
+    ):
+        command = f"make deploy # {uuid.uuid4().hex[:6]}"
+        sent = fixture_body("windsurf", "pre_run_command", trajectory_id=str(uuid.uuid4()))
+        sent["tool_info"] = {"command_line": command, "cwd": "/home/alice/shop"}
+        hook = asyncio.create_task(host_hooks.run_hook(server, "windsurf", sent))
+        approval = await pending_approval(server, command)
+        assert (approval["payload"]["host_title"], approval["payload"]["tool_name"]) == ("Windsurf", "Bash")
+        assert (await server.answer_via_api(approval["id"], decision)).status_code == 200
+        assert await asyncio.wait_for(hook, 30) == expected
