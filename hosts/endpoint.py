@@ -278,6 +278,12 @@ async def _approval(
         # Not an error the person at the host can act on: the host asks at the terminal.
         await send.refuse(429, {"error": str(exc)})
         return
+    if final.status == Status.PENDING and deferrable(call, final):
+        # Claude Code's `defer`: a `claude -p` run stops on this tool call and is resumed later; the approval stays
+        # answerable meanwhile, and the resumed run's same tool use finds the decision (re-attached by its key).
+        await database_sync_to_async(final.agent_stopped_waiting)(DEFERRED)
+        await send.answer(DEFER)
+        return
     if final.status == Status.PENDING:
         await database_sync_to_async(final.time_out)()
         final = await database_sync_to_async(Question.objects.select_related("answer").get)(pk=final.pk)
@@ -288,6 +294,23 @@ async def _approval(
     else:
         await send.answer(NO_DECISION)
     await database_sync_to_async(service.approval_decided)(session, final)
+
+
+DEFERRED = "deferred: the run stopped on this tool call and goes on when it is resumed (claude -p --resume)"
+DEFER: dict[str, Any] = {
+    "hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "defer",
+        "permissionDecisionReason": "Hook Bridge: nobody on the team decided yet; resume the session once someone has",
+    }
+}
+
+
+def deferrable(call: HookCall, question: Question) -> bool:
+    """Whether nobody deciding in time is Claude Code's `defer` rather than "no decision": its approving
+    PreToolUse (the only hook that can defer), when no policy's fallback decides instead. Claude Code honours it in
+    `claude -p` only; in its terminal UI it ignores it and asks at its own prompt, which is "no decision" anyway."""
+    return call.host == "claude-code" and call.event == "PreToolUse" and question.fallback_decision() is None
 
 
 def host_answer(call: HookCall, decision: dict[str, Any], *, by: str) -> dict[str, Any]:

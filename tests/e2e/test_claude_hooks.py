@@ -323,13 +323,15 @@ async def test_a_new_prompt_leaves_claude_codes_waiting_approval_waiting(server:
     assert (await asyncio.wait_for(request, 30)).json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
 
 
-async def test_the_server_says_no_decision_before_the_hosts_timeout(server: LiveServer) -> None:
+async def test_the_server_says_no_decision_when_its_hold_runs_out(server: LiveServer) -> None:
+    # That it answers before the host's own timeout is the setting's to say (590 s against 600); how soon, a
+    # benchmark's. Here: it held the request for its hold, then said "no decision".
     sent = body("PermissionRequest", tool_input={"command": "sleep 1"})
     started = time.monotonic()
-    response = await hook(server, sent, timeout=APPROVAL_TIMEOUT + 2)
+    response = await hook(server, sent, timeout=APPROVAL_TIMEOUT + 60)
     waited = time.monotonic() - started
     assert response.json() == {}
-    assert APPROVAL_TIMEOUT - 0.5 <= waited < APPROVAL_TIMEOUT + 1.5
+    assert waited >= APPROVAL_TIMEOUT - 0.5
     [timed_out] = [q for q in await server.questions() if q["payload"].get("session_id") == sent["session_id"]]
     assert timed_out["status"] == "timed_out"
 
@@ -550,3 +552,22 @@ async def test_a_sessions_events_are_read_newest_first_a_page_at_a_time(server: 
     assert {event["guid"] for event in first["events"] + rest["events"]} == {sid}
     assert rest["eventsNext"] is None
     assert (bad.status_code, bad.json()["field"]) == (400, "events_limit")
+
+
+async def test_nobody_deciding_defers_claude_codes_run_and_its_resumed_run_gets_the_later_decision(
+    server: LiveServer,
+) -> None:
+    # Claude Code's `defer` (honoured in `claude -p`): the run stops on the tool call; the approval stays up, and
+    # the same tool use in the resumed run finds the decision made meanwhile.
+    sent = body("PreToolUse", tool_input={"command": f"make release-{uuid.uuid4().hex[:6]}"})
+    deferred = await hook(server, sent, query="?approve=1", timeout=APPROVAL_TIMEOUT + 60)
+    assert deferred.json()["hookSpecificOutput"]["permissionDecision"] == "defer"
+    [waiting] = [q for q in await server.questions("pending") if q["payload"].get("session_id") == sent["session_id"]]
+    assert waiting["agentLeftReason"].startswith("deferred: ")
+    assert (await server.answer_via_api(waiting["id"], {"behavior": "allow"})).status_code == 200
+    resumed = await hook(server, sent, query="?approve=1", timeout=30)
+    output = resumed.json()["hookSpecificOutput"]
+    assert (output["permissionDecision"], output["permissionDecisionReason"]) == (
+        "allow",
+        "Allowed by answer-bot on Hook Bridge",
+    )
