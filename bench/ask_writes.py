@@ -40,7 +40,8 @@ from bench.agents import HeldCall, Target, floor_target, hookbridge_target, quan
 from bench.report import RESULTS, table, write
 from bench.servers import environment, raise_open_files_limit
 
-# Past this long with no new question written, a round's writing is over.
+# Past this long with no new question written, a round's writing is over (--quiet; --quick waits longer, so a
+# smoke run on a loaded machine counts writes that straggle).
 QUIET_SECONDS = 2.0
 
 
@@ -54,7 +55,7 @@ async def one_round(target: Target, args: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         calls = [HeldCall(clients[n % len(clients)], target.url, f"{tag} {n}: which way?", n) for n in range(args.asks)]
         written, last_written_at, changed_at = before, started, started
-        while time.perf_counter() - changed_at < QUIET_SECONDS or not all(c.headers_seen.is_set() for c in calls):
+        while time.perf_counter() - changed_at < args.quiet or not all(c.headers_seen.is_set() for c in calls):
             await asyncio.sleep(0.1)
             now = await target.pending()
             if now != written:
@@ -163,6 +164,7 @@ def main() -> None:
     parser.add_argument("--systems", default="floor,embedded,team")
     parser.add_argument("--limit", type=float, default=120.0, help="seconds a round may take at most")
     parser.add_argument("--bound", type=int, default=None, help="HOOKBRIDGE_QUEUED_ASKS (default: as it ships)")
+    parser.add_argument("--quiet", type=float, default=QUIET_SECONDS, help="seconds with no new write that end a round")
     parser.add_argument("--quick", action="store_true", help="a few of everything: the harness still works")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
@@ -170,6 +172,7 @@ def main() -> None:
         # A bound far below the flood, so the refusals are seen on a machine of any speed.
         args.rounds, args.asks, args.tokens = 1, 300, 5
         args.bound = 10 if args.bound is None else args.bound
+        args.quiet = max(args.quiet, 15.0)
     with contextlib.suppress(KeyboardInterrupt):
         result = asyncio.run(main_async(args))
         for path in write(args.name, result, markdown(result), out=args.out):

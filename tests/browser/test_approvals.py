@@ -186,7 +186,7 @@ async def test_a_two_person_approval_shows_who_allowed_and_waits_for_the_second(
             await expect(card.locator(".vote-notice")).to_be_visible()
             await expect(card.locator(".vote")).to_have_count(1)
             question_id = await card.get_attribute("data-question-id")
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw['bob']}"}) as http:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {raw['bob']}"}, timeout=60) as http:
                 body = {"questionId": question_id, "answer": {"behavior": "allow"}}
                 assert (await http.post(f"{server.url}/api/mcp-answer", json=body)).status_code == 200
             response = await asyncio.wait_for(request, 30)

@@ -134,7 +134,7 @@ async def mcp_status(server: LiveServer, access_token: str) -> int:
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2025-11-25",
     }
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         response = await http.post(f"{server.url}/mcp", json=body, headers=headers)
     return response.status_code
 
@@ -175,12 +175,12 @@ async def test_the_python_sdk_signs_in_asks_as_the_person_refreshes_and_is_revok
     first = storage.tokens
     assert first.refresh_token
     assert await mcp_status(server, first.access_token) == 200
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {first.access_token}"}) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {first.access_token}"}, timeout=60) as http:
         # Bound to /mcp (RFC 8707): the JSON API takes Hook Bridge's own tokens only.
         assert (await http.get(f"{server.url}/api/questions")).status_code == 401
 
     # Refresh: a new access token, bound to the same resource; the old refresh token is spent.
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         refreshed = await http.post(
             f"{server.url}/oauth/token/",
             data={
@@ -266,7 +266,7 @@ async def test_the_typescript_sdk_signs_in_and_asks_as_the_person(
         tokens = await ts.wait_for(event="tokens", client="a")
     access_token = tokens["tokens"]["access_token"]
     assert await mcp_status(server, access_token) == 200
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         revoked = await http.post(
             f"{server.url}/oauth/revoke/", data={"token": access_token, "client_id": tokens["clientId"]}
         )

@@ -301,7 +301,7 @@ async def test_a_cancel_from_another_token_does_not_touch_the_call(live_server_p
         call = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
         question = await live_server_proc.wait_for_question(text)
         headers = {**live_server_proc.auth("agent-b"), "Accept": "application/json, text/event-stream"}
-        async with httpx2.AsyncClient(headers=headers) as http:
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
             for request_id in range(0, 5):
                 cancel = {
                     "jsonrpc": "2.0",

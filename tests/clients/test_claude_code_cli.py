@@ -124,7 +124,7 @@ async def test_the_cli_waits_for_a_person_runs_their_edit_and_hears_a_message(
     # The message reached the model after the tool use (PostToolUse's additionalContext), once.
     later = json.dumps(model.requests()[1:])
     assert later.count("alice (on Hook Bridge) says: Use pnpm, not npm") == 1
-    async with httpx2.AsyncClient(headers=server.auth()) as http:
+    async with httpx2.AsyncClient(headers=server.auth(), timeout=60) as http:
         session = (await http.get(f"{server.url}/api/sessions/{sid}")).json()
     assert (session["name"], session["state"]) == (f"Claude Code in {project}", "closed")
 

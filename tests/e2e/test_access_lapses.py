@@ -39,7 +39,7 @@ async def test_a_person_deactivated_by_a_bulk_update_loses_their_open_sockets_an
 ) -> None:
     raw = json.loads(server.manage("shell", "-c", ANN).strip().splitlines()[-1])["ann"]
     bearer = {"Authorization": f"Bearer {raw}"}
-    async with httpx2.AsyncClient(headers=bearer) as http:
+    async with httpx2.AsyncClient(headers=bearer, timeout=60) as http:
         assert (await http.get(f"{server.url}/api/questions")).status_code == 200  # and now cached in the worker
     async with (
         server.login() as browser,
@@ -56,7 +56,7 @@ async def test_a_person_deactivated_by_a_bulk_update_loses_their_open_sockets_an
         try:
             assert await closed_with(token_socket, 30) == REVOKED
             assert await closed_with(page_socket, 30) == REVOKED
-            async with httpx2.AsyncClient(headers=bearer) as http:
+            async with httpx2.AsyncClient(headers=bearer, timeout=60) as http:
                 for _ in range(60):
                     refused = await http.get(f"{server.url}/api/questions")
                     if refused.status_code != 200:

@@ -30,7 +30,7 @@ async def test_mcp_refuses_a_missing_or_wrong_token(live_server_proc: LiveServer
     headers = dict(MCP_HEADERS)
     if authorization:
         headers["Authorization"] = authorization
-    async with httpx2.AsyncClient(headers=headers) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         response = await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)
     assert response.status_code == 401
     challenge = response.headers["WWW-Authenticate"]
@@ -52,7 +52,7 @@ async def test_mcp_refuses_a_missing_or_wrong_token(live_server_proc: LiveServer
 async def test_the_json_api_refuses_a_missing_or_wrong_token(
     live_server_proc: LiveServer, method: str, path: str
 ) -> None:
-    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+    async with httpx2.AsyncClient(base_url=live_server_proc.url, timeout=60) as http:
         anonymous = await http.request(method, path, json={"questionId": "x", "answer": "y"})
         wrong = await http.request(method, path, headers={"Authorization": "Bearer nope"}, json={})
     assert anonymous.status_code == 401
@@ -60,7 +60,7 @@ async def test_the_json_api_refuses_a_missing_or_wrong_token(
 
 
 async def test_an_anonymous_dashboard_visit_is_sent_to_log_in(live_server_proc: LiveServer) -> None:
-    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+    async with httpx2.AsyncClient(base_url=live_server_proc.url, timeout=60) as http:
         for path in ("/", "/history/"):
             response = await http.get(path)
             assert response.status_code == 302
@@ -139,7 +139,7 @@ async def test_a_bad_argument_gets_an_error_naming_it_and_writes_nothing(
 async def test_an_oversized_body_is_refused(live_server_proc: LiveServer) -> None:
     headers = {**live_server_proc.auth(), **MCP_HEADERS}
     body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * (2 * 1024 * 1024) + b'"}}'
-    async with httpx2.AsyncClient(headers=headers) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         response = await http.post(
             f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
         )
@@ -180,7 +180,7 @@ async def test_lifecycle_events_and_phase_status_round_trip(live_server_proc: Li
 )
 async def test_mcp_refuses_a_foreign_host_or_origin(live_server_proc: LiveServer, headers: dict[str, str]) -> None:
     """DNS-rebinding protection: a page on another site cannot drive a local server."""
-    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS, **headers}) as http:
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS, **headers}, timeout=60) as http:
         response = await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)
     assert 400 <= response.status_code < 500
     assert response.status_code != 401
@@ -189,7 +189,7 @@ async def test_mcp_refuses_a_foreign_host_or_origin(live_server_proc: LiveServer
 async def test_an_agent_token_cannot_answer_and_an_answering_token_cannot_call_tools(
     live_server_proc: LiveServer,
 ) -> None:
-    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+    async with httpx2.AsyncClient(base_url=live_server_proc.url, timeout=60) as http:
         answered = await http.post(
             "/api/mcp-answer", json={"questionId": "x", "answer": "y"}, headers=live_server_proc.auth("agent-a")
         )
@@ -207,7 +207,7 @@ async def test_a_revoked_or_expired_token_is_refused_at_once(live_server_proc: L
     name = f"short-lived-{how}"
     raw = live_server_proc.manage("create_token", name).strip().splitlines()[-1]
     headers = {"Authorization": f"Bearer {raw}", **MCP_HEADERS}
-    async with httpx2.AsyncClient(headers=headers) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         assert (await http.post(f"{live_server_proc.url}/mcp", json=INITIALIZE)).status_code == 200
         # As the admin does it: the row is saved, and every server process forgets the token it cached.
         change = "t.revoke()" if how == "revoked" else "t.expires_at = timezone.now(); t.save()"
@@ -255,7 +255,7 @@ async def test_deeply_nested_tool_arguments_get_a_parse_error_and_ask_nothing(li
     before = len(await live_server_proc.questions())
     body = '{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "ask_question", "arguments": '
     body += '{"question": "Deep?", "options": ' + DEEP + "}}}"
-    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS}) as http:
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS}, timeout=60) as http:
         response = await http.post(
             f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
         )
@@ -290,7 +290,7 @@ async def test_the_json_api_refuses_deep_nan_and_oversized_bodies_as_json(
         yield huge[:1000]
         yield huge[1000:]
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
         deep = await http.post(f"{live_server_proc.url}{path}", content=DEEP)
         nan = await http.post(f"{live_server_proc.url}{path}", content='{"name": NaN}')
         sized = await http.post(f"{live_server_proc.url}{path}", content=huge)
@@ -308,7 +308,7 @@ async def test_the_json_api_refuses_deep_nan_and_oversized_bodies_as_json(
 @pytest.mark.parametrize("request_id", ['{"a": 1}', "NaN", "1.5", "null", "[1]"])
 async def test_a_request_with_an_invalid_id_gets_invalid_request(live_server_proc: LiveServer, request_id: str) -> None:
     body = '{"jsonrpc": "2.0", "id": ' + request_id + ', "method": "tools/list"}'
-    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS}) as http:
+    async with httpx2.AsyncClient(headers={**live_server_proc.auth(), **MCP_HEADERS}, timeout=60) as http:
         response = await http.post(
             f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
         )
@@ -336,7 +336,7 @@ async def test_an_unpaired_surrogate_in_tool_arguments_is_refused_by_name(live_s
     )
     before = len(await live_server_proc.questions())
     headers = {**live_server_proc.auth(), **MCP_HEADERS, "MCP-Protocol-Version": "2025-11-25"}
-    async with httpx2.AsyncClient(headers=headers) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         response = await http.post(
             f"{live_server_proc.url}/mcp", content=body, headers={"Content-Type": "application/json"}
         )
@@ -386,7 +386,7 @@ async def test_protocol_errors_are_json_rpc_naming_the_field(
     live_server_proc: LiveServer, content_type: str, body: bytes, status: int, code: int, said: str
 ) -> None:
     headers = {**MCP_HEADERS, **live_server_proc.auth(), "Content-Type": content_type}
-    async with httpx2.AsyncClient(headers=headers) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
         response = await http.post(f"{live_server_proc.url}/mcp", content=body)
         asked = await live_server_proc.questions()
     assert response.status_code == status

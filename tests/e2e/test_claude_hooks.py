@@ -170,10 +170,10 @@ async def test_it_refuses_a_malformed_body_naming_the_field_and_writes_nothing(
 
 async def test_it_refuses_a_bad_token_and_writes_nothing(server: LiveServer) -> None:
     before = counts(server)
-    async with httpx2.AsyncClient(headers={"Authorization": "Bearer not-a-token"}) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": "Bearer not-a-token"}, timeout=60) as http:
         response = await http.post(f"{server.url}/hooks/claude", json=body("Stop"))
     assert response.status_code == 401
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         assert (await http.post(f"{server.url}/hooks/claude", json=body("Stop"))).status_code == 401
     assert (await hook(server, body("Stop"), token="answer-bot")).status_code == 403
     assert counts(server) == before
@@ -305,7 +305,7 @@ async def test_a_tool_that_ran_on_a_decision_at_the_terminal_takes_its_card_away
             break
         await asyncio.sleep(0.05)
     assert recorded[-1][1]["decision"] == "none"
-    async with httpx2.AsyncClient(headers=server.auth("agent-a")) as http:
+    async with httpx2.AsyncClient(headers=server.auth("agent-a"), timeout=60) as http:
         session = (await http.get(f"{server.url}/api/sessions/{sent['session_id']}")).json()
     assert session["status"]["message"].startswith("ran Bash"), "the agent has moved on: its status says so"
     refused = await server.answer_via_api(approval["id"], {"behavior": "allow"})
@@ -518,13 +518,13 @@ async def test_a_program_steers_a_session_through_the_api_exactly_as_from_the_pa
     start = body("UserPromptSubmit")
     sid = start["session_id"]
     await hook(server, start)
-    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("answer-bot")) as bot:
+    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("answer-bot"), timeout=60) as bot:
         sent = await bot.post(f"/api/sessions/{sid}/messages", json={"text": "Run the slow tests too"})
         empty = await bot.post(f"/api/sessions/{sid}/messages", json={"text": "  "})
     assert sent.status_code == 201, sent.text
     assert sent.json()["sentBy"] == "answer-bot"
     assert (empty.status_code, empty.json()["field"]) == (400, "text")
-    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("agent-a")) as agent:
+    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("agent-a"), timeout=60) as agent:
         # An agent's token may not steer (answer scope), and another agent's session is not there for it.
         refused = await agent.post(f"/api/sessions/{sid}/messages", json={"text": "x"})
     assert refused.status_code == 403
@@ -542,7 +542,7 @@ async def test_a_sessions_events_are_read_newest_first_a_page_at_a_time(server: 
     await hook(server, start)
     for _ in range(4):
         await hook(server, body("PostToolUse", session_id=sid))
-    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("answer-bot")) as bot:
+    async with httpx2.AsyncClient(base_url=server.url, headers=server.auth("answer-bot"), timeout=60) as bot:
         first = (await bot.get(f"/api/sessions/{sid}", params={"events_limit": "3"})).json()
         rest = (await bot.get(first["eventsNext"])).json()
         bad = await bot.get(f"/api/sessions/{sid}", params={"events_limit": "0"})

@@ -243,7 +243,7 @@ async def _claude_code_session(server: LiveServer) -> str:
     """A session opened by Claude Code's hooks: one whose agent takes messages."""
     session_id = str(uuid.uuid4())
     body = {"session_id": session_id, "hook_event_name": "UserPromptSubmit", "cwd": "/tmp", "prompt": "fuzz"}
-    async with httpx2.AsyncClient(headers=server.auth("agent-a")) as http:
+    async with httpx2.AsyncClient(headers=server.auth("agent-a"), timeout=60) as http:
         assert (await http.post(f"{server.url}/hooks/claude", json=body)).status_code == 200
     state = await server.session_state(session_id)
     assert state.status_code == 200, state.text

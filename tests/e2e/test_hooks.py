@@ -514,7 +514,7 @@ async def test_a_dashboard_sees_the_run_start_and_finish(hooks_server: LiveServe
 async def test_the_run_page_needs_a_login(hooks_server: LiveServer) -> None:
     import httpx2
 
-    async with httpx2.AsyncClient(base_url=hooks_server.url) as http:
+    async with httpx2.AsyncClient(base_url=hooks_server.url, timeout=60) as http:
         response = await http.get(f"/hooks/runs/{uuid.uuid4()}/")
     assert response.status_code == 302
     assert "/accounts/login/" in response.headers["location"]

@@ -30,7 +30,7 @@ async def answer_with_images(server: LiveServer, question_id: str, text: str, *i
         }
         for data in images
     ]
-    async with httpx2.AsyncClient(headers=server.auth("answer-bot")) as http:
+    async with httpx2.AsyncClient(headers=server.auth("answer-bot"), timeout=60) as http:
         body = {"questionId": question_id, "answer": text, "images": given}
         return await http.post(f"{server.url}/api/mcp-answer", json=body)
 

@@ -73,7 +73,7 @@ async def agent_a_at_work(server: LiveServer) -> AsyncIterator[AgentAsWork]:
         }
         for tool, arguments in asks.items():
             work.waiting.append(asyncio.create_task(a.call_tool(tool, arguments)))
-        async with httpx2.AsyncClient(headers=server.auth("agent-a")) as http:
+        async with httpx2.AsyncClient(headers=server.auth("agent-a"), timeout=60) as http:
             prompt = claude_body("UserPromptSubmit", claude_session, prompt=f"{SECRET} prompt")
             assert (await http.post(f"{server.url}/hooks/claude", json=prompt)).status_code == 200
         pending = await until_pending(server, 4)

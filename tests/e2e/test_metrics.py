@@ -25,7 +25,7 @@ def metrics_server() -> Iterator[LiveServer]:
 
 
 async def scrape(server: LiveServer) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    async with httpx2.AsyncClient(base_url=server.url) as http:
+    async with httpx2.AsyncClient(base_url=server.url, timeout=60) as http:
         response = await http.get("/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
     assert response.status_code == 200, response.text
     return {
@@ -79,6 +79,6 @@ async def test_one_answer_moves_the_histogram_and_a_held_call_is_counted_while_i
     assert answered == answered_before + 1
     counted = sum(value for (name, found), value in after.items() if name == count and ("project", "default") in found)
     assert answered == counted
-    async with httpx2.AsyncClient(base_url=metrics_server.url) as http:
+    async with httpx2.AsyncClient(base_url=metrics_server.url, timeout=60) as http:
         refused = await http.get("/metrics", headers={"Authorization": "Bearer not-it"})
     assert refused.status_code == 401

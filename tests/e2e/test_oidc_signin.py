@@ -189,9 +189,11 @@ async def test_scim_provisions_a_person_who_signs_in_and_deactivating_them_ends_
 ) -> None:
     server, _ = world
     scim = {"Authorization": f"Bearer {SCIM_TOKEN}", "Content-Type": "application/scim+json"}
-    async with httpx2.AsyncClient(base_url=f"{server.url}/scim/v2", headers=scim) as directory:
+    async with httpx2.AsyncClient(base_url=f"{server.url}/scim/v2", headers=scim, timeout=60) as directory:
         assert (await directory.get("/ServiceProviderConfig")).status_code == 200
-        assert (await httpx2.AsyncClient().get(f"{server.url}/scim/v2/ServiceProviderConfig")).status_code == 401
+        assert (
+            await httpx2.AsyncClient(timeout=60).get(f"{server.url}/scim/v2/ServiceProviderConfig")
+        ).status_code == 401
         made = await directory.post("/Users", json={
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "dana@acme.example",
             "name": {"givenName": "Dana", "familyName": "Scully"},
@@ -219,7 +221,7 @@ async def test_scim_provisions_a_person_who_signs_in_and_deactivating_them_ends_
         assert server.manage("shell", "-v", "0", "-c", count).strip() == "1"  # the same person SCIM made
         raw = json.loads(server.manage("shell", "-v", "0", "-c", TOKEN_FOR).strip().splitlines()[-1])["raw"]
         bearer = {"Authorization": f"Bearer {raw}"}
-        async with httpx2.AsyncClient(headers=bearer) as agent:
+        async with httpx2.AsyncClient(headers=bearer, timeout=60) as agent:
             assert (await agent.get(f"{server.url}/api/questions")).status_code == 200
         # The provider's cookies share the host (another port): only Hook Bridge's go with its socket.
         cookie = "; ".join(f"{c.name}={c.value}" for c in browser.cookies.jar if c.name in {"sessionid", "csrftoken"})
@@ -241,7 +243,7 @@ async def test_scim_provisions_a_person_who_signs_in_and_deactivating_them_ends_
             assert await closed_with(token_socket, 30) == REVOKED
             assert await closed_with(page_socket, 30) == REVOKED
             print(f"sockets closed {time.monotonic() - started:.2f} s after the PATCH")
-        async with httpx2.AsyncClient(headers=bearer) as agent:
+        async with httpx2.AsyncClient(headers=bearer, timeout=60) as agent:
             assert (await agent.get(f"{server.url}/api/questions")).status_code == 401
         assert browser.get(f"{server.url}/").status_code == 302  # the page session ends too
         browser.close()

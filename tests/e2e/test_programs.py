@@ -44,7 +44,7 @@ async def next_of(
 
 
 async def create_session(server: LiveServer, token_name: str, **body: Any) -> httpx2.Response:
-    async with httpx2.AsyncClient(headers=server.auth(token_name)) as http:
+    async with httpx2.AsyncClient(headers=server.auth(token_name), timeout=60) as http:
         return await http.post(f"{server.url}/api/sessions", json=body)
 
 
@@ -113,7 +113,7 @@ async def test_another_agents_token_cannot_watch_and_an_answering_token_can_read
     read = await live_server_proc.session_state(guid, "answer-bot")
     assert read.status_code == 200
     assert read.json()["response"] == "The answer is 42."
-    async with httpx2.AsyncClient(headers=live_server_proc.auth("answer-bot")) as http:
+    async with httpx2.AsyncClient(headers=live_server_proc.auth("answer-bot"), timeout=60) as http:
         close = await http.delete(f"{live_server_proc.url}/api/sessions/{guid}")
     assert close.status_code == 403
     assert (await live_server_proc.session_state(guid)).json()["closedAt"] is None

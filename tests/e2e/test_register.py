@@ -81,7 +81,7 @@ async def test_serve_registers_its_own_port_and_removes_exactly_its_entry(
         assert (home / ".claude.json").stat().st_mode & 0o777 == 0o640
         # The entry works as Claude Code would use it.
         async with (
-            httpx2.AsyncClient(headers=entry["headers"]) as http,
+            httpx2.AsyncClient(headers=entry["headers"], timeout=60) as http,
             Client(streamable_http_client(entry["url"], http_client=http), mode="legacy") as client,
         ):
             assert "ask_question" in {tool.name for tool in (await client.list_tools()).tools}

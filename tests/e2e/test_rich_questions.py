@@ -230,7 +230,7 @@ async def test_a_dismissed_help_request_tells_the_agent_to_proceed(live_server_p
                 return await browser.post(f"/questions/{question['id']}/dismiss")
         import httpx2
 
-        async with httpx2.AsyncClient(headers=live_server_proc.auth("answer-bot")) as http:
+        async with httpx2.AsyncClient(headers=live_server_proc.auth("answer-bot"), timeout=60) as http:
             return await http.post(f"{live_server_proc.url}/api/questions/{question['id']}/dismiss")
 
     result = await round_trip(live_server_proc, "/mcp/clifford", "request_help", arguments, text, dismiss)

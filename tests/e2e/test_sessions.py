@@ -115,7 +115,7 @@ async def test_bad_progress_input_is_refused_and_stores_nothing(
 
 async def test_unknown_closed_and_foreign_sessions_are_refused(live_server_proc: LiveServer) -> None:
     closed = await live_server_proc.open_session()
-    async with httpx2.AsyncClient(headers=live_server_proc.auth()) as http:
+    async with httpx2.AsyncClient(headers=live_server_proc.auth(), timeout=60) as http:
         assert (await http.delete(f"{live_server_proc.url}/api/sessions/{closed}")).json()["closedAt"]
     foreign = await live_server_proc.open_session(token_name="agent-b")
     async with live_server_proc.mcp("legacy", path="/mcp/progress") as client:
@@ -134,7 +134,7 @@ async def test_unknown_closed_and_foreign_sessions_are_refused(live_server_proc:
 
 
 async def test_the_sessions_api_needs_a_token_and_checks_its_input(live_server_proc: LiveServer) -> None:
-    async with httpx2.AsyncClient(base_url=live_server_proc.url) as http:
+    async with httpx2.AsyncClient(base_url=live_server_proc.url, timeout=60) as http:
         assert (await http.post("/api/sessions", json={})).status_code == 401
         bad = await http.post("/api/sessions", json={"name": 5}, headers=live_server_proc.auth())
         assert bad.status_code == 400

@@ -37,7 +37,7 @@ async def test_each_path_lists_exactly_its_tool_sets(
 
 
 async def test_an_unknown_tool_set_gets_a_404_listing_the_known_ones(live_server_proc: LiveServer) -> None:
-    async with httpx2.AsyncClient(headers=live_server_proc.auth()) as http:
+    async with httpx2.AsyncClient(headers=live_server_proc.auth(), timeout=60) as http:
         response = await http.post(f"{live_server_proc.url}/mcp/askme+nonsense", json={})
     assert response.status_code == 404
     body = response.json()

@@ -69,7 +69,7 @@ async def test_a_request_with_a_traceparent_is_exported_as_a_span_of_that_trace(
     traced: tuple[LiveServer, Collector],
 ) -> None:
     server, collector = traced
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         listed = await http.get(
             f"{server.url}/api/questions", headers={**server.auth("answer-bot"), "traceparent": PARENT}
         )

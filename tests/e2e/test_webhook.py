@@ -86,7 +86,7 @@ async def test_a_new_question_is_posted_without_delaying_the_call(hooked: tuple[
     assert "/q/" in posted["link"]
     assert f"Answer it here: {posted['link']}" in posted["text"], "the signed link, answerable on a phone"
     # This server's test process sets no HOOKBRIDGE_PUBLIC_URL: the link's path, on the address it took.
-    async with httpx2.AsyncClient() as anyone:
+    async with httpx2.AsyncClient(timeout=60) as anyone:
         opened = await anyone.get(server.url + "/q/" + posted["link"].split("/q/", 1)[1])
     assert opened.status_code == 410, "its question was answered: the link says so, with no form"
     assert "no longer waits" in opened.text

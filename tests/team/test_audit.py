@@ -85,7 +85,7 @@ async def test_postgresql_refuses_an_update_and_verify_names_an_entry_changed_pa
     workers: tuple[LiveServer, LiveServer],
 ) -> None:
     worker_a, _ = workers
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         made = await http.get(f"{worker_a.url}/api/questions", headers=worker_a.auth("answer-bot"))
         assert made.status_code == 200
     url = worker_a.env["DATABASE_URL"]

@@ -50,7 +50,7 @@ async def slack_and_two_workers(
             "HOOKBRIDGE_NOTIFY": "slack@0s", "HOOKBRIDGE_MAX_HOLD": "120",
         }  # fmt: skip
         with two_workers(**env) as (doomed, survivor):
-            async with httpx2.AsyncClient() as http:
+            async with httpx2.AsyncClient(timeout=60) as http:
                 for worker in (doomed, survivor):
                     assert (await http.get(f"{worker.url}/accounts/login/")).status_code == 200
             yield slack, doomed, survivor

@@ -42,7 +42,7 @@ async def test_a_token_revoked_in_a_shell_closes_its_socket_on_another_worker_an
         )  # fmt: skip
         # Told through Redis at once; the cached row would be re-read only after HOOKBRIDGE_ACCESS_CHECK_SECONDS.
         assert await closed_with(socket, 30) == REVOKED
-    async with httpx2.AsyncClient() as http:
+    async with httpx2.AsyncClient(timeout=60) as http:
         for worker in (worker_a, worker_b):
             refused = await http.get(f"{worker.url}/api/questions", headers=worker.auth("answer-bot-2"))
             assert refused.status_code == 401
@@ -56,7 +56,7 @@ async def test_a_person_deactivated_in_a_shell_loses_their_open_dashboard_on_ano
         worker_a.manage, "shell", "-c",
         "from django.contrib.auth.models import User; User.objects.create_user('dora', password='pw-dora-123')",
     )  # fmt: skip
-    async with httpx2.AsyncClient(base_url=worker_b.url, follow_redirects=False) as browser:
+    async with httpx2.AsyncClient(base_url=worker_b.url, follow_redirects=False, timeout=60) as browser:
         page = await browser.get("/accounts/login/")
         csrf = page.cookies.get("csrftoken") or browser.cookies.get("csrftoken")
         logged = await browser.post(

@@ -38,7 +38,7 @@ async def test_a_scim_deactivation_on_one_worker_closes_the_socket_on_the_other_
 ) -> None:
     worker_a, worker_b = workers
     scim = {"Authorization": f"Bearer {SCIM_TOKEN}"}
-    async with httpx2.AsyncClient(base_url=f"{worker_a.url}/scim/v2", headers=scim) as directory:
+    async with httpx2.AsyncClient(base_url=f"{worker_a.url}/scim/v2", headers=scim, timeout=60) as directory:
         made = await directory.post("/Users", json={
             "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "leaver@acme.example",
             "emails": [{"value": "leaver@acme.example", "primary": True}], "active": True})  # fmt: skip
@@ -53,6 +53,6 @@ async def test_a_scim_deactivation_on_one_worker_closes_the_socket_on_the_other_
                    "Operations": [{"op": "replace", "value": {"active": False}}]}  # fmt: skip
             assert (await directory.patch(f"/Users/{made.json()['id']}", json=off)).status_code == 200
             assert await closed_with(socket, 30) == REVOKED
-    async with httpx2.AsyncClient(headers=bearer) as agent:
+    async with httpx2.AsyncClient(headers=bearer, timeout=60) as agent:
         for worker in (worker_a, worker_b):
             assert (await agent.get(f"{worker.url}/api/questions")).status_code == 401
