@@ -79,3 +79,35 @@ def test_it_gives_each_named_policy_to_its_project_and_disables_the_rest() -> No
         assert moved["web-app"].email_to == "who@example.com", "kept for its admin to see"
     finally:
         migration_check._migrate(None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rules_table_from_before_projects_is_brought_up_and_named_for_its_app_with_every_row() -> None:
+    """Issue 58 took the app `claudecode` away: a database whose rules table is still in claudecode's first shape
+    (a `project` folder, no project link; from before issue 31) is brought up by approvals' first migration."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from approvals.models import ApprovalRule
+
+    MigrationExecutor(connection).migrate([("approvals", None)])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE claudecode_approvalrule (id integer NOT NULL PRIMARY KEY AUTOINCREMENT, position integer "
+            "NOT NULL, tool_pattern varchar(200) NOT NULL, input_pattern varchar(500) NOT NULL, project varchar(500) "
+            "NOT NULL, action varchar(8) NOT NULL, message varchar(1000) NOT NULL, enabled bool NOT NULL, created_at "
+            "datetime NOT NULL, updated_at datetime NOT NULL)"
+        )
+        cursor.execute(
+            "INSERT INTO claudecode_approvalrule (position, tool_pattern, input_pattern, project, action, message, "
+            "enabled, created_at, updated_at) VALUES (5, 'Bash', '^npm test$', '/home/dev/shop', 'allow', '', 1, "
+            "'2026-01-02 03:04:05', '2026-01-02 03:04:05')"
+        )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    rule = ApprovalRule.objects.get()
+    assert (rule.position, rule.tool_pattern, rule.input_pattern) == (5, "Bash", "^npm test$")
+    assert (rule.folder, rule.project_id) == ("/home/dev/shop", None), "the folder kept, no project yet"
+    tables = connection.introspection.table_names()
+    assert "approvals_approvalrule" in tables
+    assert "claudecode_approvalrule" not in tables
