@@ -112,17 +112,19 @@ opencode-deps: tests/opencode_cli/node_modules/.installed
 
 # The real Amp CLI (its npm package and the native binary it ships), pinned by the lock, for
 # tests/clients/test_amp_cli.py: its `amp permissions test` evaluates the rules `register amp` writes, offline,
-# running the delegate as Amp runs it before a tool call, with no sign-in.
+# running the delegate as Amp runs it before a tool call, with no sign-in. `npm install`, which keeps to the lock,
+# not `npm ci`: as with OpenCode, npm 11 writes the other platforms' optional packages into the lock without a
+# version, and `npm ci` calls the lock out of sync.
 tests/amp_cli/node_modules/.installed: tests/amp_cli/package-lock.json | system-deps
-	npm ci --prefix tests/amp_cli --no-audit --no-fund --loglevel=error
+	npm install --prefix tests/amp_cli --no-audit --no-fund --loglevel=error
 	touch $@
 
 amp-deps: tests/amp_cli/node_modules/.installed
 
 # The real Cline CLI (its npm package and the binary it ships), pinned by the lock, for tests/clients/test_cline_cli.py
-# (offline: its openai-compatible provider against testing/openai_stand_in.py).
+# (offline: its openai-compatible provider against testing/openai_stand_in.py). `npm install` for the same reason.
 tests/cline_cli/node_modules/.installed: tests/cline_cli/package-lock.json | system-deps
-	npm ci --prefix tests/cline_cli --no-audit --no-fund --loglevel=error
+	npm install --prefix tests/cline_cli --no-audit --no-fund --loglevel=error
 	touch $@
 
 cline-deps: tests/cline_cli/node_modules/.installed
