@@ -278,6 +278,11 @@ async def _approval(
         # Not an error the person at the host can act on: the host asks at the terminal.
         await send.refuse(429, {"error": str(exc)})
         return
+    await _outcome(call, session, final, send)
+
+
+async def _outcome(call: HookCall, session: AgentSession, final: Question, send: Answering) -> None:
+    """The held approval's outcome, as the hook that asked reads it, and kept in the session's history."""
     if final.status == Status.PENDING and deferrable(call, final):
         # Claude Code's `defer`: a `claude -p` run stops on this tool call and is resumed later; the approval stays
         # answerable meanwhile, and the resumed run's same tool use finds the decision (re-attached by its key).
@@ -294,7 +299,6 @@ async def _approval(
     else:
         await send.answer(NO_DECISION)
     await database_sync_to_async(service.approval_decided)(session, final)
-
 
 DEFERRED = "deferred: the run stopped on this tool call and goes on when it is resumed (claude -p --resume)"
 DEFER: dict[str, Any] = {
