@@ -300,6 +300,7 @@ async def _outcome(call: HookCall, session: AgentSession, final: Question, send:
         await send.answer(NO_DECISION)
     await database_sync_to_async(service.approval_decided)(session, final)
 
+
 DEFERRED = "deferred: the run stopped on this tool call and goes on when it is resumed (claude -p --resume)"
 DEFER: dict[str, Any] = {
     "hookSpecificOutput": {
