@@ -102,8 +102,7 @@ class Amp(Host):
         data["amp.permissions"] = [{"tool": tool, "action": "delegate", "to": str(script)} for tool in DELEGATED] + kept
         path.parent.mkdir(parents=True, exist_ok=True)
         command = hook_command(self.name, setup.url, headless=setup.headless)
-        settings_files.write_atomically(script, f"#!/bin/sh\n{MARK}\nexec {command}\n")
-        os.chmod(script, 0o755)
+        settings_files.write_script(script, MARK, command)
         settings_files.save(path, data)
         return [
             f"Amp: its {', '.join(DELEGATED)} calls delegated to {script}, first in amp.permissions in {path}.",
@@ -149,10 +148,7 @@ def settings_path(setup: Setup) -> Path:
 
 
 def is_ours(path: Path) -> bool:
-    try:
-        return path.is_file() and MARK in path.read_text().splitlines()[:2]
-    except (OSError, UnicodeDecodeError):
-        return False
+    return settings_files.is_script_of(path, MARK)
 
 
 def _ours(rule: Any, script: Path) -> bool:

@@ -99,8 +99,7 @@ class Cline(Host):
         folder.mkdir(parents=True, exist_ok=True)
         for name in FILES:
             path = folder / name
-            settings_files.write_atomically(path, script(command))
-            os.chmod(path, 0o755)
+            settings_files.write_script(path, MARK, command)
         return [
             f"Cline: hooks ({', '.join(FILES)}) in {folder}; each gives up at {timeout} s, before Cline's own 120.",
             "Cline passes its environment to its hooks: start it where HOOKBRIDGE_TOKEN is set.",
@@ -156,15 +155,8 @@ def folder_of(setup: Setup) -> Path:
     return Path(os.environ.get("CLINE_DIR") or Path.home() / ".cline") / "hooks"
 
 
-def script(command: str) -> str:
-    return f"#!/bin/sh\n{MARK}\nexec {command}\n"
-
-
 def is_ours(path: Path) -> bool:
-    try:
-        return path.is_file() and MARK in path.read_text().splitlines()[:2]
-    except (OSError, UnicodeDecodeError):
-        return False
+    return settings_files.is_script_of(path, MARK)
 
 
 def _tool_of(body: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:

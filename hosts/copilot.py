@@ -26,7 +26,6 @@ from typing import Any
 
 from hosts import settings_files
 from hosts.base import NO_DECISION, Host, Setup, SetupError, allowed_as_asked, decision_of, hook_command, token_line
-from hosts.settings_files import ConfigError
 
 # PascalCase names: Copilot CLI then sends Claude Code's own bodies. Its approval hook, permissionRequest, is the
 # same whatever its case (Copilot.to_claude reads it).
@@ -42,21 +41,12 @@ def _ours(hook: Any) -> bool:
     return isinstance(hook, dict) and " hook copilot" in str(hook.get("bash"))
 
 
-def add(data: dict[str, Any], command: str, mcp: dict[str, Any], mcp_name: str, mcp_url: str) -> None:
+def add(data: dict[str, Any], command: str, mcp: dict[str, Any], mcp_name: str, mcp_url: str, home: Path) -> None:
     """Our hook under each event (an earlier one of ours replaced), and the MCP server entry in `mcp`."""
     remove_hooks(data)
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise ConfigError("'hooks' in the settings is not an object; refusing to touch it")
-    for event in EVENTS:
-        handlers = hooks.setdefault(event, [])
-        if not isinstance(handlers, list):
-            raise ConfigError(f"'hooks.{event}' in the settings is not a list; refusing to touch it")
-        handlers.append({"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECONDS})
-    servers = mcp.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise ConfigError("'mcpServers' in mcp-config.json is not an object; refusing to touch it")
-    servers[mcp_name] = {
+    handler = {"type": "command", "bash": command, "timeoutSec": TIMEOUT_SECONDS}
+    settings_files.add_handlers(data, EVENTS, handler, home / "settings.json")
+    settings_files.object_in(mcp, "mcpServers", home / "mcp-config.json")[mcp_name] = {
         "type": "http",
         "url": mcp_url,
         "headers": {"Authorization": "Bearer ${HOOKBRIDGE_TOKEN}"},
@@ -108,7 +98,7 @@ class Copilot(Host):
             self.name, setup.url, headless=setup.headless, extra=f" --mcp-server {shlex.quote(setup.name)}"
         )
         data, mcp = settings_files.load(settings), settings_files.load(mcp_file)
-        add(data, command, mcp, setup.name, setup.mcp_url)
+        add(data, command, mcp, setup.name, setup.mcp_url, home)
         home.mkdir(parents=True, exist_ok=True)
         settings_files.save(settings, data)
         settings_files.save(mcp_file, mcp)

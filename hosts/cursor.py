@@ -178,12 +178,7 @@ def _ours(hook: Any) -> bool:
 def add_hooks(data: dict[str, Any], command: str, path: Path) -> None:
     """Our command under each event: Cursor's hooks.json is `{"version": 1, "hooks": {event: [{"command"}]}}`."""
     data.setdefault("version", 1)
-    hooks = settings_files.object_in(data, "hooks", path)
-    for event in EVENTS:
-        handlers = hooks.setdefault(event, [])
-        if not isinstance(handlers, list):
-            raise SetupError(f"'hooks.{event}' in {path} is not a list; refusing to touch it")
-        handlers.append({"command": command})
+    settings_files.add_handlers(data, EVENTS, {"command": command}, path)
 
 
 def remove_hooks(data: dict[str, Any]) -> list[str]:

@@ -72,7 +72,7 @@ class Gemini(Host):
         path = settings_file(setup)
         data = settings_files.load(path)
         command = hook_command(self.name, setup.url, headless=setup.headless)
-        added = add(data, command, setup.timeout or 600, setup.name, setup.mcp_url, setup.approve or GATED)
+        added = add(data, command, setup.timeout or 600, setup.name, setup.mcp_url, setup.approve or GATED, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         settings_files.save(path, data)
         events = ", ".join(added) or "none new (already there)"
@@ -124,12 +124,12 @@ def _ours(hook: Any) -> bool:
 
 
 def add(
-    data: dict[str, Any], command: str, timeout_seconds: int, mcp_name: str, mcp_url: str, gated: str = GATED
+    data: dict[str, Any], command: str, timeout_seconds: int, mcp_name: str, mcp_url: str, gated: str, path: Path
 ) -> list[str]:
     """Add the hooks (once) and the MCP server entry; returns the events hooks were added to."""
     entry = {"name": HOOK_NAME, "type": "command", "command": command, "timeout": timeout_seconds * 1000}
     added = settings_files.add_hooks(data, EVENTS, entry, gated, ours=_ours, tool_events=TOOL_EVENTS)
-    servers = settings_files.object_in(data, "mcpServers", Path("settings.json"))
+    servers = settings_files.object_in(data, "mcpServers", path)
     # Trusted: Gemini CLI's terminal UI would otherwise ask its own permission before every ask_question, a second
     # question in front of the one the agent is putting to the team.
     servers[mcp_name] = {"httpUrl": mcp_url, "headers": {"Authorization": "Bearer $HOOKBRIDGE_TOKEN"}, "trust": True}

@@ -80,14 +80,13 @@ def add_hooks(
     entry: dict[str, Any],
     matcher: str = "*",
     *,
-    ours: Callable[[Any], bool] | None = None,
+    ours: Callable[[Any], bool],
     tool_events: Sequence[str] = (),
 ) -> list[str]:
     """Add `entry` under each event (once: a second run adds nothing); returns the events it was added to.
 
-    `ours` tells a hook already added (default: one equal to `entry`); `tool_events` get `matcher`.
+    `ours` tells a hook already added; `tool_events` get `matcher`.
     """
-    is_ours = ours or (lambda hook: hook == entry)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError("'hooks' in the settings is not an object; refusing to touch it")
@@ -96,7 +95,7 @@ def add_hooks(
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"'hooks.{event}' in the settings is not a list; refusing to touch it")
-        if any(is_ours(hook) for group in groups if isinstance(group, dict) for hook in group.get("hooks", [])):
+        if any(ours(hook) for group in groups if isinstance(group, dict) for hook in group.get("hooks", [])):
             continue
         group: dict[str, Any] = {"matcher": matcher} if event in tool_events else {}
         group["hooks"] = [entry]
@@ -161,6 +160,16 @@ def remove_entry(data: dict[str, Any], key: str, name: str) -> bool:
     return True
 
 
+def add_handlers(data: dict[str, Any], events: Sequence[str], handler: dict[str, Any], path: Path) -> None:
+    """In a `hooks` object of flat handler lists (event → [handler, …]), `handler` after each event's own."""
+    hooks = object_in(data, "hooks", path)
+    for event in events:
+        handlers = hooks.setdefault(event, [])
+        if not isinstance(handlers, list):
+            raise ConfigError(f"'hooks.{event}' in {path} is not a list; refusing to touch it")
+        handlers.append(handler)
+
+
 def remove_handlers(data: dict[str, Any], ours: Callable[[Any], bool]) -> list[str]:
     """In a `hooks` object of flat handler lists (event → [handler, …]), remove the handlers `ours` tells, and
     the lists and object that leaves empty; the events they were under."""
@@ -186,3 +195,17 @@ def removed_words(events: list[str], server: bool, where: Path) -> str:
     """What unregister took out of `where`: "Removed hooks (a, b), the MCP server from …"."""
     said = [f"hooks ({', '.join(events)})"] if events else []
     return f"Removed {', '.join([*said, *(['the MCP server'] if server else [])])} from {where}."
+
+
+def write_script(path: Path, mark: str, command: str) -> None:
+    """An executable shell script that runs `command`, marked as ours on its second line (`is_script_of`)."""
+    write_atomically(path, f"#!/bin/sh\n{mark}\nexec {command}\n")
+    os.chmod(path, 0o755)
+
+
+def is_script_of(path: Path, mark: str) -> bool:
+    """Whether `path` is a script `write_script` wrote with `mark` (a person's own file never is)."""
+    try:
+        return path.is_file() and mark in path.read_text().splitlines()[:2]
+    except (OSError, UnicodeDecodeError):
+        return False

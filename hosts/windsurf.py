@@ -104,13 +104,8 @@ class Windsurf(Host):
         path = hooks_path(setup)
         data = settings_files.load(path)
         remove_hooks(data)
-        hooks = settings_files.object_in(data, "hooks", path)
         command = hook_command(self.name, setup.url, headless=setup.headless)
-        for event in EVENTS:
-            handlers = hooks.setdefault(event, [])
-            if not isinstance(handlers, list):
-                raise SetupError(f"'hooks.{event}' in {path} is not a list; refusing to touch it")
-            handlers.append({"command": command, "show_output": True})
+        settings_files.add_handlers(data, EVENTS, {"command": command, "show_output": True}, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         settings_files.save(path, data)
         return [

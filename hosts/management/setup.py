@@ -9,6 +9,7 @@ writes only files.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def base_url(url: str | None) -> str:
     return said[: -len("/mcp")] if said.endswith("/mcp") else said.split("/mcp/")[0]
 
 
-def issue_token(given: str) -> Any:
+def issue_token(given: str) -> Callable[[str, str], str]:
     """The Setup's token: --token's, else the one the host's settings hold while it is a good agent token, else new."""
 
     def token(label: str, known: str) -> str:
