@@ -4,7 +4,7 @@
     hookbridge stdio [--toolsets maxsim+askme] [--token T] [--no-open]
     hookbridge token NAME [--scope answer] [--project P | --all-projects]
     hookbridge register | unregister HOST [--project DIR] [--hooks] [--approve TOOLS]
-        HOST: claude-code (the default), codex, gemini, copilot, opencode, cursor, cline, amp, windsurf
+        HOST: claude-code (the default), codex, gemini, copilot, opencode, cursor, cline, amp, windsurf, kiro
     hookbridge hook HOST                   (an agent host's hook: its JSON in, the team's decision out)
     hookbridge questions list | show | answer | dismiss
     hookbridge user create NAME [--email E] [--admin]

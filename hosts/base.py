@@ -156,6 +156,30 @@ class Host:
             raise SetupError(f"--approve: {self.title} asks the team about every tool use its hooks see already")
 
 
+class BlockOnly(Host):
+    """A host whose hooks can only block (Windsurf, Kiro): exit code 2 with the reason on stderr, which the host
+    hands its model; any other exit lets it go on with its own approval. So the team's deny is a block, an allow
+    goes on, and nobody deciding goes on to the host's own prompt (`--headless`: blocks)."""
+
+    def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
+        if event == "PermissionRequest":
+            decision = decision_of(answer)
+            if decision is None:
+                return NO_DECISION
+            allowed, why = allowed_as_asked(decision)
+            # An allow is said (not {}), so a headless registration tells it from nobody deciding.
+            return {"block": False} if allowed else {"block": True, "message": why}
+        output = answer.get("hookSpecificOutput")
+        if event == "PreToolUse" and isinstance(output, dict) and output.get("permissionDecision") == "deny":
+            return {"block": True, "message": str(output.get("permissionDecisionReason") or "Denied on Hook Bridge.")}
+        return NO_DECISION
+
+    def deliver(self, said: dict[str, Any]) -> tuple[str, str, int]:
+        if said.get("block"):
+            return "", f"{said.get('message') or 'Denied on Hook Bridge.'}\n", 2
+        return "", "", 0
+
+
 def decision_of(answer: dict[str, Any]) -> dict[str, Any] | None:
     """The PermissionRequest decision in Claude Code's answer, if there is one."""
     output = answer.get("hookSpecificOutput")

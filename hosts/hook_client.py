@@ -67,7 +67,8 @@ def parser() -> argparse.ArgumentParser:
 
 def own_tool(host: Host, body: Any, mcp_server: str | None, url: str) -> bool:
     """Whether `body` asks permission to call a tool of Hook Bridge's own MCP server (Copilot CLI names it
-    "<server>/<tool>"; Cursor names the server's URL)."""
+    "<server>/<tool>", Kiro "@<server>/<tool>", read as Claude Code's "mcp__<server>__<tool>"; Cursor names the
+    server's URL)."""
     if not isinstance(body, dict):
         return False
     said = host.to_claude(body)
@@ -76,7 +77,8 @@ def own_tool(host: Host, body: Any, mcp_server: str | None, url: str) -> bool:
     server = said.get("mcp_server")
     if isinstance(server, str) and server.startswith(url.rstrip("/") + "/mcp"):
         return True
-    return bool(mcp_server) and str(said.get("tool_name")).startswith(f"{mcp_server}/")
+    tool = str(said.get("tool_name"))
+    return bool(mcp_server) and (tool.startswith(f"{mcp_server}/") or tool.startswith(f"mcp__{mcp_server}__"))
 
 
 def main(

@@ -14,11 +14,12 @@ from hosts.codex import CODEX
 from hosts.copilot import COPILOT
 from hosts.cursor import CURSOR
 from hosts.gemini import GEMINI
+from hosts.kiro import KIRO
 from hosts.opencode import OPENCODE
 from hosts.windsurf import WINDSURF
 
 HOSTS: dict[str, Host] = {
-    host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, COPILOT, OPENCODE, CURSOR, CLINE, AMP, WINDSURF)
+    host.name: host for host in (CLAUDE_CODE, CODEX, GEMINI, COPILOT, OPENCODE, CURSOR, CLINE, AMP, WINDSURF, KIRO)
 }
 PATHS: dict[str, Host] = {host.path: host for host in HOSTS.values()}
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hosts import settings_files
-from hosts.base import NO_DECISION, Host, Setup, SetupError, allowed_as_asked, decision_of, hook_command, token_line
+from hosts.base import BlockOnly, Setup, SetupError, hook_command, token_line
 
 EVENTS = (
     "pre_user_prompt",
@@ -35,7 +35,7 @@ EVENTS = (
 )
 
 
-class Windsurf(Host):
+class Windsurf(BlockOnly):
     def to_claude(self, body: Any) -> Any:
         if not isinstance(body, dict):
             return body
@@ -75,24 +75,6 @@ class Windsurf(Host):
         elif event == "post_cascade_response" and isinstance(info.get("response"), str):
             said["last_assistant_message"] = info["response"]
         return said
-
-    def answer(self, event: str, answer: dict[str, Any]) -> dict[str, Any]:
-        if event == "PermissionRequest":
-            decision = decision_of(answer)
-            if decision is None:
-                return NO_DECISION
-            allowed, why = allowed_as_asked(decision)
-            # An allow is said (not {}), so a headless registration tells it from nobody deciding.
-            return {"block": False} if allowed else {"block": True, "message": why}
-        output = answer.get("hookSpecificOutput")
-        if event == "PreToolUse" and isinstance(output, dict) and output.get("permissionDecision") == "deny":
-            return {"block": True, "message": str(output.get("permissionDecisionReason") or "Denied on Hook Bridge.")}
-        return NO_DECISION
-
-    def deliver(self, said: dict[str, Any]) -> tuple[str, str, int]:
-        if said.get("block"):
-            return "", f"{said.get('message') or 'Denied on Hook Bridge.'}\n", 2
-        return "", "", 0
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(

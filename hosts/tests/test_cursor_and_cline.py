@@ -206,10 +206,10 @@ def test_register_help_names_every_host_and_an_unknown_one_is_refused(db: None) 
     shown = subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "register", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    for name in ("claude-code", "codex", "gemini", "copilot", "opencode", "cline", "cursor", "amp", "windsurf"):
+    for name in ("claude-code", "codex", "gemini", "copilot", "opencode", "cline", "cursor", "amp", "windsurf", "kiro"):
         assert f"    {name} " in shown, name
-    with pytest.raises(CommandError, match="invalid choice: 'kiro'"):
-        run("register", "kiro")
+    with pytest.raises(CommandError, match="invalid choice: 'zed'"):
+        run("register", "zed")
 
 
 def test_approve_is_refused_by_a_host_that_asks_about_every_tool_use_already(tmp_path: Path, db: None) -> None:

@@ -14,6 +14,7 @@ from hosts.codex import CODEX
 from hosts.copilot import COPILOT
 from hosts.cursor import CURSOR
 from hosts.gemini import GEMINI
+from hosts.kiro import KIRO
 from hosts.opencode import OPENCODE
 from hosts.registry import HOSTS, PATHS, title
 from hosts.windsurf import WINDSURF
@@ -209,8 +210,20 @@ def test_each_host_has_one_path_and_a_title_people_know() -> None:
         "/hooks/claude": CLAUDE_CODE, "/hooks/gemini": GEMINI, "/hooks/codex": CODEX, "/hooks/copilot": COPILOT,
         "/hooks/opencode": OPENCODE, "/hooks/cursor": CURSOR, "/hooks/cline": CLINE, "/hooks/amp": AMP,
         "/hooks/windsurf": WINDSURF,
+        "/hooks/kiro": KIRO,
     }  # fmt: skip
-    assert set(HOSTS) == {"claude-code", "gemini", "codex", "copilot", "opencode", "cursor", "cline", "amp", "windsurf"}
+    assert set(HOSTS) == {
+        "claude-code",
+        "gemini",
+        "codex",
+        "copilot",
+        "opencode",
+        "cursor",
+        "cline",
+        "amp",
+        "windsurf",
+        "kiro",
+    }
     assert title("gemini") == "Gemini CLI"
     assert title("codex") == "Codex"
     assert title("someone-new") == "someone-new"

@@ -216,3 +216,33 @@ async def test_windsurfs_command_waits_for_the_team_and_a_deny_blocks_it_with_th
         assert (approval["payload"]["host_title"], approval["payload"]["tool_name"]) == ("Windsurf", "Bash")
         assert (await server.answer_via_api(approval["id"], decision)).status_code == 200
         assert await asyncio.wait_for(hook, 30) == expected
+
+
+async def test_kiros_command_waits_for_the_team_and_a_deny_blocks_it_with_the_reason_for_the_model(
+    server: LiveServer,
+) -> None:
+    for decision, expected in (
+        ({"behavior": "deny", "message": "Not in production"}, (2, "", "Not in production\n")),
+        ({"behavior": "allow"}, (0, "", "")),
+    ):
+        command = f"make deploy # {uuid.uuid4().hex[:6]}"
+        sent = fixture_body("kiro", "pre_tool_use_shell", tool_input={"command": command})
+        hook = asyncio.create_task(host_hooks.run_hook(server, "kiro", sent))
+        approval = await pending_approval(server, command)
+        assert (approval["payload"]["host_title"], approval["payload"]["tool_name"]) == ("Kiro CLI", "Bash")
+        assert (await server.answer_via_api(approval["id"], decision)).status_code == 200
+        assert await asyncio.wait_for(hook, 30) == expected
+
+
+async def test_a_team_rule_blocks_kiros_write_to_a_secret_with_nobody_asked(server: LiveServer) -> None:
+    add_rule(server, "Edit", r"\.env", "deny", "No secrets")
+    await asyncio.sleep(1.2)  # the server re-reads rules a second after its last read
+    try:
+        code, out, err = await host_hooks.run_hook(server, "kiro", fixture_body("kiro", "pre_tool_use_write"))
+        assert (code, out, err) == (2, "", "No secrets\n")
+        kept = [q for q in await server.questions() if q["payload"].get("host_title") == "Kiro CLI"]
+        edits = [q for q in kept if q["payload"]["tool_name"] == "Edit"]
+        assert [(q["status"], q["answer"]["answeredBy"][:6]) for q in edits] == [("answered", "rule #")], "no card"
+    finally:
+        drop_rules(server)
+        await asyncio.sleep(1.2)
