@@ -80,6 +80,7 @@ def _become(request: Mapping[str, object]) -> None:
     """In the fork: the process `python -m MODULE ARGS` (or `python PATH ARGS`) started with ENV in CWD, its
     output to STDOUT and STDERR, would be."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
     env = request["env"]
     assert isinstance(env, dict)
     os.environ.clear()
@@ -125,6 +126,9 @@ def main() -> None:
         request = json.loads(line)
         sys.stdout.flush()
         sys.stderr.flush()
+        # A fork's "started" is said before its "exit", however soon it ends: the exit is reaped (and said) only
+        # once SIGCHLD is let through again.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         pid = os.fork()
         if pid == 0:
             _become(request)
@@ -132,24 +136,26 @@ def main() -> None:
             # (coverage saves there).
             raise SystemExit(0)
         _say(f"started {pid}")
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 
 
 class Forked:
     """A forked server or command, as much of `subprocess.Popen` as the harness uses."""
 
-    def __init__(self, server: ForkServer, pid: int, name: str) -> None:
+    def __init__(self, server: ForkServer, pid: int, name: str, generation: int = 1) -> None:
         self.server = server
         self.pid = pid
+        self.generation = generation
         self.returncode: int | None = None
         self.args = [name]
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            self.returncode = self.server.exit_code(self.pid)
+            self.returncode = self.server.exit_code(self.pid, self.generation)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        code = self.server.wait_exit(self.pid, timeout)
+        code = self.server.wait_exit(self.pid, self.generation, timeout)
         if code is None:
             raise subprocess.TimeoutExpired(self.args, timeout or 0)
         self.returncode = code
@@ -173,8 +179,12 @@ class ForkServer:
         self._process: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._changed = threading.Condition()
-        self._started: list[int] = []
-        self._exits: dict[int, int] = {}
+        # A pid is used again once its process is reaped (32,768 of them, and a run starts more processes than
+        # that): each fork is its pid and how many forks had it before, so an old fork's exit is never taken for
+        # a new one's (a forked `manage.py shell` was once "done" at once with no output, another's exit code).
+        self._generation: dict[int, int] = {}
+        self._started: list[tuple[int, int]] = []
+        self._exits: dict[tuple[int, int], int] = {}
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None or self._process.poll() is not None:
@@ -197,10 +207,12 @@ class ForkServer:
         for line in out:
             word, *rest = line.decode().split()
             with self._changed:
+                pid = int(rest[0])
                 if word == "started":
-                    self._started.append(int(rest[0]))
+                    self._generation[pid] = self._generation.get(pid, 0) + 1
+                    self._started.append((pid, self._generation[pid]))
                 elif word == "exit":
-                    self._exits[int(rest[0])] = int(rest[1])
+                    self._exits[pid, self._generation.get(pid, 0)] = int(rest[1])
                 self._changed.notify_all()
 
     def coverage_matches(self, env: Mapping[str, str]) -> bool:
@@ -230,16 +242,17 @@ class ForkServer:
             with self._changed:
                 if not self._changed.wait_for(lambda: bool(self._started), timeout=30):
                     raise RuntimeError("the fork server did not fork")
-                return Forked(self, self._started.pop(0), name)
+                pid, generation = self._started.pop(0)
+                return Forked(self, pid, name, generation)
 
-    def exit_code(self, pid: int) -> int | None:
+    def exit_code(self, pid: int, generation: int) -> int | None:
         with self._changed:
-            return self._exits.get(pid)
+            return self._exits.get((pid, generation))
 
-    def wait_exit(self, pid: int, timeout: float | None) -> int | None:
+    def wait_exit(self, pid: int, generation: int, timeout: float | None) -> int | None:
         with self._changed:
-            self._changed.wait_for(lambda: pid in self._exits, timeout=timeout)
-            return self._exits.get(pid)
+            self._changed.wait_for(lambda: (pid, generation) in self._exits, timeout=timeout)
+            return self._exits.get((pid, generation))
 
     def close(self) -> None:
         if self._process is not None:

@@ -6,11 +6,12 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from io import BytesIO
 from pathlib import Path
 
 import pytest
 
-from testing.forkserver import ForkServer
+from testing.forkserver import Forked, ForkServer
 from testing.live import ROOT, forked_manage, migrated_template
 
 
@@ -50,3 +51,26 @@ def test_a_forked_command_is_a_process_of_its_own(fork_server: ForkServer, tmp_p
     assert (code, err, cwd, mark.strip()) == (0, "", str(ROOT), "the fork's own")
     assert int(pid) not in (os.getpid(), int(again[1].split()[0]))
     assert "HOOKBRIDGE_MARK" not in os.environ
+
+
+def test_a_pid_used_again_is_a_new_fork_not_the_old_ones_exit() -> None:
+    # The kernel gives a pid again once its process is reaped; a run starts more processes than there are pids.
+    server = ForkServer()
+    server._read(BytesIO(b"started 4242\nexit 4242 0\n"))
+    old = Forked(server, 4242, "manage.py", 1)
+    server._read(BytesIO(b"started 4242\n"))
+    new = Forked(server, 4242, "manage.py", 2)
+    assert old.poll() == 0
+    assert new.poll() is None, "the new fork with the old one's pid is still running"
+    with pytest.raises(subprocess.TimeoutExpired):
+        new.wait(timeout=0.01)
+    server._read(BytesIO(b"exit 4242 3\n"))
+    assert (old.poll(), new.wait(timeout=1)) == (0, 3)
+
+
+def test_a_fork_that_ends_at_once_is_said_started_before_its_exit(fork_server: ForkServer, tmp_path: Path) -> None:
+    # No cwd: the fork fails as it starts. Its exit must still be its own, never lost before "started" came.
+    process = fork_server.run(
+        "manage.py", ["check"], env=dict(os.environ), cwd=tmp_path / "gone", out=tmp_path / "o", err=tmp_path / "e"
+    )
+    assert process.wait(timeout=30) != 0
