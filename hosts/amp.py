@@ -100,7 +100,6 @@ class Amp(Host):
             raise SetupError(f"'amp.permissions' in {path} is not a list; refusing to touch it")
         kept = [rule for rule in rules if not _ours(rule, script)]
         data["amp.permissions"] = [{"tool": tool, "action": "delegate", "to": str(script)} for tool in DELEGATED] + kept
-        path.parent.mkdir(parents=True, exist_ok=True)
         command = hook_command(self.name, setup.url, headless=setup.headless)
         settings_files.write_script(script, MARK, command)
         settings_files.save(path, data)

@@ -281,7 +281,6 @@ def register_hooks(setup: Setup) -> list[str]:
     if approve and add_approving_hook(data, entry, approve):
         added.append(f"PreToolUse ({approve}: every use waits for the team)")
     if added:
-        path.parent.mkdir(parents=True, exist_ok=True)
         settings_files.save(path, data)
     said = [f"Hooks to {url} for {', '.join(added) or 'no new events (already there)'} in {path}."]
     # The token of this project's MCP registration, if it has one: the same agent, and no new token a run.

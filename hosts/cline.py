@@ -96,7 +96,6 @@ class Cline(Host):
         theirs = [path for path in (folder / name for name in FILES) if path.exists() and not is_ours(path)]
         if theirs:
             raise SetupError(f"{theirs[0]} is not Hook Bridge's; refusing to overwrite it")
-        folder.mkdir(parents=True, exist_ok=True)
         for name in FILES:
             path = folder / name
             settings_files.write_script(path, MARK, command)

@@ -224,7 +224,6 @@ class Codex(Host):
         config_text = config_file.read_text() if config_file.exists() else None
         trust = trust_entries(hooks_file.absolute(), data)
         config = add_block(config_text, block(setup.name, setup.mcp_url, trust), config_file)
-        home.mkdir(parents=True, exist_ok=True)
         settings_files.save(hooks_file, data)
         settings_files.write_atomically(config_file, config)
         said = [

@@ -99,7 +99,6 @@ class Copilot(Host):
         )
         data, mcp = settings_files.load(settings), settings_files.load(mcp_file)
         add(data, command, mcp, setup.name, setup.mcp_url, home)
-        home.mkdir(parents=True, exist_ok=True)
         settings_files.save(settings, data)
         settings_files.save(mcp_file, mcp)
         return [

@@ -120,7 +120,6 @@ class Cursor(Host):
             # Cursor fills ${env:NAME} in from its environment: the token is never written into the file.
             "headers": {"Authorization": "Bearer ${env:HOOKBRIDGE_TOKEN}"},
         }
-        folder.mkdir(parents=True, exist_ok=True)
         settings_files.save(hooks_file, data)
         settings_files.save(mcp_file, mcp)
         return [

@@ -73,7 +73,6 @@ class Gemini(Host):
         data = settings_files.load(path)
         command = hook_command(self.name, setup.url, headless=setup.headless)
         added = add(data, command, setup.timeout or 600, setup.name, setup.mcp_url, setup.approve or GATED, path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         settings_files.save(path, data)
         events = ", ".join(added) or "none new (already there)"
         return [

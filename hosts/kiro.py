@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -87,13 +88,13 @@ class Kiro(BlockOnly):
         self.refuse_approve(setup)
         path = hooks_path(setup)
         data = settings_files.load(path)
-        hooks = _hooks_in(data, path)
-        kept = [hook for hook in hooks if not _ours(hook)]
-        command = hook_command(self.name, setup.url, headless=setup.headless, extra=f" --mcp-server {setup.name}")
+        _, kept = _split(data, path)
+        command = hook_command(
+            self.name, setup.url, headless=setup.headless, extra=f" --mcp-server {shlex.quote(setup.name)}"
+        )
         timeout = setup.timeout or TIMEOUT_SECONDS
         data["version"] = data.get("version", "v1")
         data["hooks"] = kept + [_hook(trigger, command, timeout) for trigger in TRIGGERS]
-        path.parent.mkdir(parents=True, exist_ok=True)
         settings_files.save(path, data)
         return [
             f"Kiro CLI: hooks ({', '.join(TRIGGERS)}) in {path}; a tool use waits up to {timeout} s for the team.",
@@ -103,15 +104,13 @@ class Kiro(BlockOnly):
     def unregister(self, setup: Setup) -> list[str]:
         path = hooks_path(setup)
         data = settings_files.load(path)
-        hooks = _hooks_in(data, path)
-        kept = [hook for hook in hooks if not _ours(hook)]
-        if len(kept) == len(hooks):
+        ours, kept = _split(data, path)
+        if not ours:
             raise SetupError(f"nothing of Hook Bridge's is in {path}")
-        events = [str(hook.get("trigger")) for hook in hooks if _ours(hook)]
         data["hooks"] = kept
         # The file register made goes, unless the person keeps hooks of their own in it.
         settings_files.save_or_remove(path, data if kept or set(data) - {"version", "hooks"} else {})
-        return [settings_files.removed_words(events, False, path)]
+        return [settings_files.removed_words([str(hook.get("trigger")) for hook in ours], False, path)]
 
 
 KIRO = Kiro(
@@ -151,11 +150,12 @@ def _hook(trigger: str, command: str, timeout: int) -> dict[str, Any]:
     return hook
 
 
-def _hooks_in(data: dict[str, Any], path: Path) -> list[Any]:
+def _split(data: dict[str, Any], path: Path) -> tuple[list[Any], list[Any]]:
+    """The file's hooks: (ours, the person's own)."""
     hooks = data.get("hooks", [])
     if not isinstance(hooks, list):
         raise SetupError(f"'hooks' in {path} is not a list; refusing to touch it")
-    return hooks
+    return [hook for hook in hooks if _ours(hook)], [hook for hook in hooks if not _ours(hook)]
 
 
 def _ours(hook: Any) -> bool:

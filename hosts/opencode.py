@@ -132,7 +132,6 @@ class OpenCode(Host):
             raise SetupError(f"{plugin} is not Hook Bridge's; refusing to overwrite it")
         data = settings_files.load(config)
         add_server(data, setup.name, setup.mcp_url, config)
-        plugin.parent.mkdir(parents=True, exist_ok=True)
         settings_files.write_atomically(plugin, plugin_text(setup.url))
         settings_files.save(config, data)
         return [

@@ -54,7 +54,9 @@ def dumps_like(original: str | None, data: dict[str, Any]) -> str:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """A temporary file beside it, then a rename, keeping the file's mode: never half a file."""
+    """A temporary file beside it, then a rename, keeping the file's mode: never half a file. Its folder is made
+    if it is missing (a host's settings folder before the host's first run)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name.lstrip('.')}.", suffix=".tmp")
     try:

@@ -88,7 +88,6 @@ class Windsurf(BlockOnly):
         remove_hooks(data)
         command = hook_command(self.name, setup.url, headless=setup.headless)
         settings_files.add_handlers(data, EVENTS, {"command": command, "show_output": True}, path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         settings_files.save(path, data)
         return [
             f"Windsurf: hooks ({', '.join(EVENTS)}) in {path}.",
