@@ -21,7 +21,8 @@ async def card_for(page: Page, needle: str, width: int, name: str) -> Any:
     await expect(card).to_be_visible(timeout=10_000)
     problems = await card.evaluate(LAYOUT_PROBLEMS)
     assert problems == [], f"{name} at {width} px: {problems}"
-    await card.scroll_into_view_if_needed()
+    # The screenshot scrolls the card into view itself, finding it again if a live update replaced it (a scroll
+    # of its own once met the card detached mid-swap: CI, 2026-12-07).
     await card.screenshot(path=str(ARTIFACTS / f"approval-{name}-{width}.png"))
     return card
 
