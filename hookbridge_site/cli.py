@@ -11,6 +11,8 @@
     hookbridge project create | member | list
     hookbridge policy apply FILE | export --project P | test FILE [--last N]   (rules and approval policies)
     hookbridge hooks list
+    hookbridge link telegram|discord|teams USERNAME PLATFORM_USER_ID [--remove]   (whose chat presses answer as whom)
+    hookbridge telegram set-webhook [--url URL] | delete-webhook
     hookbridge purge --older-than 90d
     hookbridge migrate
 
@@ -33,6 +35,8 @@ COMMANDS = {
     "user": "user",
     "project": "project",
     "policy": "policy",
+    "link": "link",
+    "telegram": "telegram",
     "purge": "purge",
     "audit": "audit",
     "migrate": "migrate",

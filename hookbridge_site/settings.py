@@ -299,6 +299,24 @@ HOOKBRIDGE_SLACK_API_URL = env_url("HOOKBRIDGE_SLACK_API_URL", "https://slack.co
 # A button press answers only as a Hook Bridge person (found by the Slack user's e-mail) who may answer the
 # question's project; on: whoever is in the channel may (the channel's membership decides).
 HOOKBRIDGE_SLACK_CHANNEL_DECIDES = env_bool("HOOKBRIDGE_SLACK_CHANNEL_DECIDES", False)
+# Telegram (notify.telegram, docs/notify.md): the bot's token from @BotFather, the chat its messages go to (a
+# project's policy may name its own), the Bot API's address (tests point it at a fake), the secret Telegram sends
+# with each webhook update (X-Telegram-Bot-Api-Secret-Token; `manage.py telegram set-webhook` registers it), and
+# the bot's @username, for the link a person opens to link their account.
+HOOKBRIDGE_TELEGRAM_BOT_TOKEN = env_str("HOOKBRIDGE_TELEGRAM_BOT_TOKEN", "")
+HOOKBRIDGE_TELEGRAM_CHAT_ID = env_str("HOOKBRIDGE_TELEGRAM_CHAT_ID", "")
+HOOKBRIDGE_TELEGRAM_API_URL = env_url("HOOKBRIDGE_TELEGRAM_API_URL", "https://api.telegram.org")
+HOOKBRIDGE_TELEGRAM_WEBHOOK_SECRET = env_str("HOOKBRIDGE_TELEGRAM_WEBHOOK_SECRET", "")
+HOOKBRIDGE_TELEGRAM_BOT_USERNAME = env_str("HOOKBRIDGE_TELEGRAM_BOT_USERNAME", "")
+# For a server Telegram cannot reach: read the presses with getUpdates instead of a webhook (delete the webhook
+# first: `manage.py telegram delete-webhook`).
+HOOKBRIDGE_TELEGRAM_POLL = env_bool("HOOKBRIDGE_TELEGRAM_POLL", False)
+# Discord (notify.discord): the application's public key (Ed25519, hex) that signs each interaction, the bot's
+# token, the channel its messages go to (a project's policy may name its own), and the REST API's address.
+HOOKBRIDGE_DISCORD_PUBLIC_KEY = env_str("HOOKBRIDGE_DISCORD_PUBLIC_KEY", "")
+HOOKBRIDGE_DISCORD_BOT_TOKEN = env_str("HOOKBRIDGE_DISCORD_BOT_TOKEN", "")
+HOOKBRIDGE_DISCORD_CHANNEL_ID = env_str("HOOKBRIDGE_DISCORD_CHANNEL_ID", "")
+HOOKBRIDGE_DISCORD_API_URL = env_url("HOOKBRIDGE_DISCORD_API_URL", "https://discord.com/api/v10")
 # Web Push to the browsers people turned it on in (notify.push). The VAPID key that signs every push: given
 # here (PEM, or base64url of the raw private key) for servers on several machines, else generated once into
 # HOOKBRIDGE_VAPID_KEY_FILE. The subject push services may write to about it (mailto: or https:).

@@ -22,7 +22,10 @@ class NotifyPolicyAdmin(ManagedPerProject, admin.ModelAdmin[NotifyPolicy]):
     list_select_related = ["project"]
     list_filter = ["enabled"]
     search_fields = ["project__name", "former_name", "steps"]
-    fields = ["project", "steps", "slack_channel", "email_to", "enabled", "former_name", "note"]
+    fields = [
+        "project", "steps", "slack_channel", "telegram_chat", "discord_channel", "email_to", "enabled", "former_name",
+        "note",
+    ]  # fmt: skip
     readonly_fields = ["former_name", "note"]
 
 
@@ -44,7 +47,7 @@ class DeliveryAdmin(ProjectScoped, RecordAdmin, admin.ModelAdmin[Delivery]):
     list_select_related = ["question"]
     fields = readonly_fields = (
         "question", "purpose", "channel", "target", "status", "due_at", "attempts", "last_error", "claimed_at",
-        "sent_at", "slack_channel_id", "slack_ts", "push_subscription", "acted_at", "created_at",
+        "sent_at", "posted_in", "posted_id", "push_subscription", "acted_at", "created_at",
     )  # fmt: skip
     inlines = [AttemptInline]
 

@@ -1,6 +1,7 @@
 """Sending what is due, in every server process: claim a step, build it, send it, keep what happened.
 
-Each process runs one sender per channel (push, Slack, e-mail, the webhook), so a slow Slack holds up no e-mail.
+Each process runs one sender per channel (push, Slack, Telegram, Discord, e-mail, the webhook), so a slow Slack
+holds up no e-mail.
 A sender claims one step at a time with a conditional UPDATE and a short lease (LEASE_SECONDS), renewed while
 it sends: with several workers each step is sent once, and a step whose worker died is taken again as soon as
 its lease lapses, seconds later. A step taken over that may already have gone out (its `sending_since` set)
@@ -21,19 +22,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 
 from core import runtime as core_runtime
 from core.db import database_sync_to_async
-from notify import email, health, push, runtime, slack, steps, webhook
+from notify import discord, email, health, push, runtime, slack, steps, telegram, telegram_updates, webhook
 from notify.models import Delivery, Purpose, PushSubscription, Status
-from notify.sending import Failed
+from notify.sending import Failed, Posted
 from projects import access
 from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
-SENDERS = ("push", "slack", "email", "webhook")
+SENDERS = ("push", "slack", "telegram", "discord", "email", "webhook")
 TASK = "notify-sender"
 POLL_SECONDS = 1.0
 # Push runs in every server process whether or not anyone subscribed yet (a browser may subscribe at any
@@ -86,7 +88,7 @@ def settle_doubt(delivery: Delivery) -> bool:
         return False
     try:
         if delivery.purpose == Purpose.UPDATE:
-            if not slack.shows_update(delivery.slack_channel_id, delivery.slack_ts, delivery.pk):
+            if not slack.shows_update(delivery.posted_in, delivery.posted_id, delivery.pk):
                 return False
             finish(delivery, None, 0)
             return True
@@ -123,8 +125,8 @@ def slack_channel_id(target: str) -> str:
         return target
     known = (
         Delivery.objects.filter(channel="slack", target=target)
-        .exclude(slack_channel_id="")
-        .values_list("slack_channel_id", flat=True)
+        .exclude(posted_in="")
+        .values_list("posted_in", flat=True)
         .first()
     )
     return known or slack.channel_id_named(target)
@@ -144,16 +146,18 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
         shown = slack.ended_blocks(question)
         posted_by = (
             Delivery.objects.filter(question_id=delivery.question_id, purpose=Purpose.NOTIFY, channel="slack")
-            .filter(slack_ts=delivery.slack_ts)
+            .filter(posted_id=delivery.posted_id)
             .values_list("pk", flat=True)
             .first()
         )
         # The message says it was updated by this step: a taker-over reads that instead of updating it twice.
         metadata = slack.marker(posted_by or 0, update_id=delivery.pk)
-        return lambda: slack.update(delivery.slack_channel_id, delivery.slack_ts, title, shown, metadata)
+        return lambda: slack.update(delivery.posted_in, delivery.posted_id, title, shown, metadata)
     if delivery.channel == "slack":
         shown = slack.blocks(question)
         return lambda: slack.post(delivery.target, title, shown, delivery.pk)
+    if delivery.channel in ("telegram", "discord"):
+        return prepare_chat(delivery, question)
     if delivery.channel == "email":
         mails = email.mails(question, delivery.target.split(","))
         return lambda: email.send(mails)
@@ -164,6 +168,24 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
         return prepare_push(delivery, question)
     delivery.record(ok=False, error=f"No channel {delivery.channel!r} here.")
     return None
+
+
+def prepare_chat(delivery: Delivery, question: Question) -> Callable[[], Any]:
+    """Telegram's or Discord's message, or its edit once the question ended. Neither needs a look-up when its step
+    is taken over mid-send: an edit made twice is the same edit, and a Discord post made again with its step's
+    nonce gives back the message already made (a Telegram one is posted again: notify.telegram says why)."""
+    where, message_id = delivery.posted_in, delivery.posted_id
+    if delivery.channel == "telegram":
+        if delivery.purpose == Purpose.UPDATE:
+            text = telegram.ended_text(question)
+            return lambda: telegram.update(where, message_id, text)
+        sent = telegram.message(question, delivery.pk)
+        return lambda: telegram.post(delivery.target, sent)
+    if delivery.purpose == Purpose.UPDATE:
+        edited = discord.ended(question)
+        return lambda: discord.update(where, message_id, edited)
+    made = discord.message(question, delivery.pk)
+    return lambda: discord.post(delivery.target, made)
 
 
 def prepare_push(delivery: Delivery, question: Question) -> Callable[[], Any] | None:
@@ -196,15 +218,15 @@ def prepared(delivery: Delivery) -> Callable[[], Any] | None:
 
 
 def finish(delivery: Delivery, sent: Any, took_ms: int) -> None:
-    if isinstance(sent, slack.Posted):
+    if isinstance(sent, Posted):
         # Where the message is, first: what an update and a retry need must never be lost after the post.
-        Delivery.objects.filter(pk=delivery.pk).update(slack_channel_id=sent.channel_id, slack_ts=sent.ts)
+        Delivery.objects.filter(pk=delivery.pk).update(posted_in=sent.where, posted_id=sent.message_id)
     delivery.record(ok=True, took_ms=took_ms)
     if delivery.channel == "push" and delivery.push_subscription_id is not None:
         PushSubscription.objects.filter(pk=delivery.push_subscription_id).update(last_sent_at=delivery.sent_at)
     # Answered while the message was on its way: it is to say so at once.
     ended = not Question.objects.filter(pk=delivery.question_id, status="pending").exists()
-    updatable = isinstance(sent, slack.Posted) or delivery.channel == "push"
+    updatable = isinstance(sent, Posted) or delivery.channel == "push"
     if updatable and ended and delivery.purpose == Purpose.NOTIFY:
         Delivery.after_question_ended(delivery.question_id)
 
@@ -296,8 +318,11 @@ async def _send_forever(channel: str) -> None:
 def ensure_running() -> None:
     """Start this process's senders, one per channel set up, on the running loop (once; again if it has gone)."""
     configured = {
-        "push": True, "slack": slack.configured(), "email": email.configured(), "webhook": webhook.configured(),
+        "push": True, "slack": slack.configured(), "telegram": telegram.configured(), "discord": discord.configured(),
+        "email": email.configured(), "webhook": webhook.configured(),
     }  # fmt: skip
     for channel in SENDERS:
         if configured[channel]:
             core_runtime.keep_running(task_name(channel), functools.partial(_send_forever, channel))
+    if telegram.configured() and settings.HOOKBRIDGE_TELEGRAM_POLL:
+        core_runtime.keep_running("telegram-updates", telegram_updates.poll_forever)

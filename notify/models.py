@@ -8,6 +8,7 @@ question's page.
 
 from __future__ import annotations
 
+import secrets
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,7 +16,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 from audit.audited import Audited
@@ -53,6 +54,14 @@ class NotifyPolicy(Audited):
         max_length=200, validators=[_valid_policy], help_text="channel@delay, in order: slack@0s,email@10m"
     )
     slack_channel = models.CharField(max_length=80, blank=True, help_text="Empty: HOOKBRIDGE_SLACK_CHANNEL.")
+    telegram_chat = models.CharField(
+        max_length=80,
+        blank=True,
+        help_text="A chat's id (-100… for a group) or @channel. Empty: HOOKBRIDGE_TELEGRAM_CHAT_ID.",
+    )
+    discord_channel = models.CharField(
+        max_length=40, blank=True, help_text="A channel's id (a number). Empty: HOOKBRIDGE_DISCORD_CHANNEL_ID."
+    )
     email_to = models.CharField(
         max_length=1000, blank=True, help_text="Comma-separated addresses. Empty: HOOKBRIDGE_EMAIL_TO."
     )
@@ -115,6 +124,105 @@ class PushSubscription(models.Model):
         return {"endpoint": self.endpoint, "keys": {"p256dh": self.p256dh, "auth": self.auth}}
 
 
+class Platform(models.TextChoices):
+    TELEGRAM = "telegram", "Telegram"
+    DISCORD = "discord", "Discord"
+    TEAMS = "teams", "Microsoft Teams"
+
+
+class ChatAccount(models.Model):
+    """A person's account on a chat platform: a button pressed there answers as this person, and only then.
+
+    Linked by the person (a one-time code from their Notifications page that they give the bot) or by an admin
+    (`manage.py link`). One account per person and platform, and an account is one person's.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_accounts")
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    external_id = models.CharField(max_length=200, help_text="The platform's own id of the user (a number for "
+                                   "Telegram and Discord, an AAD object id or 29:… id for Teams).")  # fmt: skip
+    name = models.CharField(max_length=200, blank=True, help_text="What the platform called them when linked.")
+    linked_at = models.DateTimeField(default=timezone.now)
+    linked_by = models.CharField(max_length=200, blank=True, help_text="Empty: by themselves, with a code.")
+
+    class Meta:
+        ordering = ["platform", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "external_id"], name="one_person_per_chat_account"),
+            models.UniqueConstraint(fields=["user", "platform"], name="one_chat_account_per_platform"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.get_platform_display()} ({self.name or self.external_id})"
+
+    @classmethod
+    def person(cls, platform: str, external_id: str) -> Any:
+        """The active Hook Bridge person whose account this is, or None."""
+        found = cls.objects.filter(platform=platform, external_id=external_id, user__is_active=True)
+        account = found.select_related("user").first()
+        return account.user if account is not None else None
+
+    @classmethod
+    def link(cls, user: Any, platform: str, external_id: str, name: str = "", by: str = "") -> ChatAccount:
+        """`user`'s account on `platform` is `external_id` from now on (replacing their earlier one); ValueError when
+        that account is another person's."""
+        # Locked and checked together: two codes used at once for one chat account cannot both take it.
+        with transaction.atomic():
+            taken = cls.objects.select_for_update().filter(platform=platform, external_id=external_id).first()
+            if taken is not None and taken.user_id != user.pk:
+                raise ValueError(f"that {Platform(platform).label} account is linked to someone else already")
+            cls.objects.filter(user=user, platform=platform).exclude(external_id=external_id).delete()
+            account, _ = cls.objects.update_or_create(
+                user=user, platform=platform, defaults={"external_id": external_id, "name": name[:200],
+                                                        "linked_at": timezone.now(), "linked_by": by[:200]},
+            )  # fmt: skip
+        return account
+
+
+LINK_CODE_MINUTES = 15
+# Letters and digits a person reads and types without mistaking one for another (no 0/O, 1/I/L).
+LINK_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
+class LinkCode(models.Model):
+    """A one-time code a person gives a chat bot to link their account there: valid LINK_CODE_MINUTES, used once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="link_codes")
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    code = models.CharField(max_length=16, unique=True)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"a {self.get_platform_display()} link code of {self.user}"
+
+    @classmethod
+    def issue(cls, user: Any, platform: str) -> LinkCode:
+        """A new code for `user` on `platform`; their earlier unused ones for it stop working."""
+        cls.objects.filter(user=user, platform=platform).delete()
+        code = "".join(secrets.choice(LINK_CODE_ALPHABET) for _ in range(10))
+        expires = timezone.now() + timedelta(minutes=LINK_CODE_MINUTES)
+        return cls.objects.create(user=user, platform=platform, code=code, expires_at=expires)
+
+    @classmethod
+    def redeem(cls, platform: str, code: str, external_id: str, name: str) -> ChatAccount:
+        """Link the chat account `external_id` to the person whose code this is; ValueError saying why not."""
+        wanted = code.strip().upper().replace("-", "").replace(" ", "")
+        if not wanted or len(wanted) > 16:
+            raise ValueError("that is not a link code: copy the one your Notifications page shows")
+        # Deleted as it is read (one query): a code is used once, even by two presses at the same moment.
+        with transaction.atomic():
+            found = cls.objects.select_for_update().filter(platform=platform, code=wanted).first()
+            if found is None:
+                raise ValueError("that code is not known here (a code is used once): make a new one on your "
+                                 "Notifications page")  # fmt: skip
+            found.delete()
+            if found.expires_at < timezone.now():
+                raise ValueError(f"that code is more than {LINK_CODE_MINUTES} minutes old: make a new one")
+            if not found.user.is_active:
+                raise ValueError("that code's person may no longer sign in here")
+            return ChatAccount.link(found.user, platform, external_id, name)
+
+
 class Status(models.TextChoices):
     DUE = "due", "due"
     SENDING = "sending", "sending"
@@ -147,9 +255,10 @@ class Delivery(models.Model):
     # gone out already, so the new sender looks for it first (notify.dispatcher) instead of sending it twice.
     sending_since = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
-    # Where Slack put the message: what chat.update and a button press name.
-    slack_channel_id = models.CharField(max_length=40, blank=True)
-    slack_ts = models.CharField(max_length=40, blank=True)
+    # Where a chat platform put the message (Slack's channel ID and ts; Telegram's chat and message_id; Discord's
+    # channel and message; Teams' conversation and activity): what an update and a button press name.
+    posted_in = models.CharField(max_length=400, blank=True)
+    posted_id = models.CharField(max_length=200, blank=True)
     # A push step goes to one browser; removed (its service forgot it, or its person turned it off), the step
     # has nowhere to go.
     push_subscription = models.ForeignKey(
@@ -174,20 +283,20 @@ class Delivery(models.Model):
 
     @classmethod
     def after_question_ended(cls, question_id: uuid.UUID) -> None:
-        """Steps not yet sent are dropped; each Slack message and push notification sent is to say how it ended."""
+        """Steps not yet sent are dropped; each chat message and push notification sent is to say how it ended."""
         # A step in doubt (its sender died, or its look-up failed, mid-send) may be out already: it stays due, to
         # be looked up and either recorded and updated or skipped then.
         cls.objects.filter(
             question_id=question_id, purpose=Purpose.NOTIFY, status=Status.DUE, sending_since__isnull=True
         ).update(status=Status.SKIPPED, last_error="The question ended before this step was due.")
         posted = cls.objects.filter(
-            question_id=question_id, purpose=Purpose.NOTIFY, channel="slack", status=Status.SENT
-        ).exclude(slack_ts="")
+            question_id=question_id, purpose=Purpose.NOTIFY, channel__in=policy.CHATS, status=Status.SENT
+        ).exclude(posted_id="")
         for sent in posted:
             cls.objects.get_or_create(
-                question_id=question_id, purpose=Purpose.UPDATE, channel="slack",
-                defaults={"target": sent.target, "due_at": timezone.now(), "slack_channel_id": sent.slack_channel_id,
-                          "slack_ts": sent.slack_ts},
+                question_id=question_id, purpose=Purpose.UPDATE, channel=sent.channel,
+                defaults={"target": sent.target, "due_at": timezone.now(), "posted_in": sent.posted_in,
+                          "posted_id": sent.posted_id},
             )  # fmt: skip
         pushed = cls.objects.filter(
             question_id=question_id, purpose=Purpose.NOTIFY, channel="push", status=Status.SENT,

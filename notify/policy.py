@@ -10,8 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CHANNELS = ("dashboard", "push", "slack", "email", "webhook")
-NAMES = {"dashboard": "the dashboard", "push": "push", "slack": "Slack", "email": "e-mail", "webhook": "the webhook"}
+CHANNELS = ("dashboard", "push", "slack", "telegram", "discord", "email", "webhook")
+# The chat platforms: a message with buttons, edited once the question ends.
+CHATS = ("slack", "telegram", "discord")
+NAMES = {
+    "dashboard": "the dashboard", "push": "push", "slack": "Slack", "telegram": "Telegram", "discord": "Discord",
+    "email": "e-mail", "webhook": "the webhook",
+}  # fmt: skip
 UNITS = {"s": 1, "m": 60, "h": 3600}
 STEP = re.compile(r"^(?P<channel>[a-z]+)@(?P<amount>\d+)(?P<unit>[smh])$")
 

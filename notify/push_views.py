@@ -12,18 +12,20 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
 from core import jsonapi
 from core.errors import Refused
-from notify import forms, push
-from notify.models import Delivery, Purpose, PushSubscription
+from notify import discord, forms, push, telegram
+from notify.models import LINK_CODE_MINUTES, ChatAccount, Delivery, LinkCode, Platform, Purpose, PushSubscription
 from projects import access
 from questions.decisions import Decision
 from questions.models import AlreadyResolved, NotDecided, VoteCounted
@@ -50,8 +52,50 @@ def push_page(request: HttpRequest) -> HttpResponse:
         "subscriptions": PushSubscription.objects.filter(user=request.user),  # type: ignore[misc]  # login_required
         "public_key": push.application_server_key(),
         "may_answer": access.of_user(request.user).may_anywhere("answerer"),
+        "chats": chat_rows(request.user),
     }
     return render(request, "notify/push.html", context)
+
+
+def chat_rows(user: Any) -> list[dict[str, Any]]:
+    """Each chat platform set up here: the person's linked account on it, and their code if they just made one."""
+    set_up = {Platform.TELEGRAM: telegram.configured(), Platform.DISCORD: discord.configured()}
+    accounts = {account.platform: account for account in ChatAccount.objects.filter(user=user)}
+    codes = {
+        code.platform: code for code in LinkCode.objects.filter(user=user, expires_at__gt=timezone.now())
+    }  # fmt: skip
+    bot = settings.HOOKBRIDGE_TELEGRAM_BOT_USERNAME.lstrip("@")
+    rows = []
+    for platform in Platform:
+        if not set_up.get(platform, False) and platform not in accounts:
+            continue
+        code = codes.get(platform)
+        start = f"https://t.me/{bot}?start={code.code}" if code and bot and platform == Platform.TELEGRAM else ""
+        rows.append({"platform": platform, "label": platform.label, "account": accounts.get(platform), "code": code,
+                     "start_link": start})  # fmt: skip
+    return rows
+
+
+@require_POST
+@login_required
+def link_code(request: HttpRequest, platform: str) -> HttpResponse:
+    """A new one-time code the person gives the platform's bot to link their account there (their earlier goes)."""
+    if platform not in Platform.values:
+        return HttpResponse(f"platform: one of {', '.join(Platform.values)}", status=404, content_type="text/plain")
+    code = LinkCode.issue(request.user, platform)
+    messages.success(request, f"Your {Platform(platform).label} link code is {code.code}, for "
+                              f"{LINK_CODE_MINUTES} minutes and once.")  # fmt: skip
+    return redirect("notify:push")
+
+
+@require_POST
+@login_required
+def unlink(request: HttpRequest, platform: str) -> HttpResponse:
+    mine = ChatAccount.objects.filter(user=request.user, platform=platform)  # type: ignore[misc]  # login_required
+    gone, _ = mine.delete()
+    if gone:
+        messages.success(request, f"Your {Platform(platform).label} account is unlinked: its presses answer nothing.")
+    return redirect("notify:push")
 
 
 @require_POST

@@ -16,7 +16,7 @@ from django.dispatch import receiver
 from django.utils.html import escape
 
 from core.signals import person_deactivated
-from notify import email, policy, push, slack, steps, webhook
+from notify import discord, email, policy, push, slack, steps, telegram, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy, PushSubscription
 from projects.models import admin_addresses, on_call_name, on_call_now
@@ -53,6 +53,10 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
             continue
         if step.channel == "slack" and slack.configured():
             target = (own.slack_channel if own else "") or settings.HOOKBRIDGE_SLACK_CHANNEL
+        elif step.channel == "telegram" and telegram.configured():
+            target = (own.telegram_chat if own else "") or settings.HOOKBRIDGE_TELEGRAM_CHAT_ID
+        elif step.channel == "discord" and discord.configured():
+            target = (own.discord_channel if own else "") or settings.HOOKBRIDGE_DISCORD_CHANNEL_ID
         elif step.channel == "email" and email.configured():
             target = recipients(own)
         elif step.channel == "admins" and email.configured():
@@ -142,7 +146,10 @@ def schedule(question: Question) -> list[Delivery]:
 def any_channel() -> bool:
     """Whether anyone can be reached: with no channel set up and no browser subscribed, an ask or an answer costs
     one query here (whether any browser is subscribed)."""
-    return slack.configured() or email.configured() or webhook.configured() or push.any_subscription()
+    return (
+        slack.configured() or telegram.configured() or discord.configured() or email.configured()
+        or webhook.configured() or push.any_subscription()
+    )  # fmt: skip
 
 
 @receiver(signals.question_asked)

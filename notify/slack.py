@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from notify.sending import Failed
+from notify.sending import Failed, Posted
 from questions import links
 from questions.models import Question
 
@@ -101,12 +100,6 @@ def ended_blocks(question: Question) -> list[dict[str, Any]]:
         {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn(body) or "(no text)"}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": outcome[:TEXT_LIMIT]}]},
     ]
-
-
-@dataclass(frozen=True)
-class Posted:
-    channel_id: str
-    ts: str
 
 
 def _call(method: str, **arguments: Any) -> Any:

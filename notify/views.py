@@ -118,9 +118,7 @@ def pressed(payload: dict[str, Any]) -> tuple[uuid.UUID, str, str, str, str]:
     if not action_id.startswith(slack.ACTION):
         raise Refused(f"an unknown action: {action_id!r}", 400)
     # Only a message this server posted for that question: not another workspace's, nor a forged value.
-    if not Delivery.objects.filter(
-        question_id=question_id, channel="slack", slack_channel_id=channel, slack_ts=ts
-    ).exists():
+    if not Delivery.objects.filter(question_id=question_id, channel="slack", posted_in=channel, posted_id=ts).exists():
         raise Refused("that message is not one this server posted for that question", 400)
     return question_id, choice, user_id, name, channel
 

@@ -35,6 +35,9 @@ def answerer(question: Question) -> str:
 SOURCES: dict[str, str] = {
     "dashboard": "on the dashboard",
     "slack": "in Slack",
+    "telegram": "in Telegram",
+    "discord": "in Discord",
+    "teams": "in Microsoft Teams",
     "push": "from a notification",
     "link": "through a signed link",
     "api": "through the JSON API",

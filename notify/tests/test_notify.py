@@ -112,12 +112,12 @@ def test_slack_gets_one_message_with_a_button_per_option_and_its_update_once_ans
     assert "/q/" in buttons[2]["url"], "everything else goes through the signed link"
     assert "Which *colour* for the logo?" in json.dumps(posted["blocks"])
     sent = Delivery.objects.get(question=question, channel="slack")
-    assert (sent.status, sent.slack_ts != "") == (Status.SENT, True)
+    assert (sent.status, sent.posted_id != "") == (Status.SENT, True)
 
     question.record_answer(option="green", by_name="bob")
     assert dispatch() == 1
     (updated,) = slack.calls_of("chat.update")
-    assert (updated["channel"], updated["ts"]) == (sent.slack_channel_id, sent.slack_ts)
+    assert (updated["channel"], updated["ts"]) == (sent.posted_in, sent.posted_id)
     assert "Answered by *bob*: Green" in json.dumps(updated["blocks"])
     assert not [b for b in updated["blocks"] if b["type"] == "actions"], "no buttons any more"
     assert dispatch() == 0, "each step once"
@@ -228,7 +228,7 @@ def press(question: Question, choice: str, user: str = "U123") -> dict[str, Any]
     value = json.dumps({"q": str(question.pk), "c": choice})
     return {
         "type": "block_actions", "user": {"id": user, "name": "carol"},
-        "container": {"channel_id": sent.slack_channel_id, "message_ts": sent.slack_ts},
+        "container": {"channel_id": sent.posted_in, "message_ts": sent.posted_id},
         "actions": [{"action_id": "hookbridge-answer-0", "value": value}],
     }  # fmt: skip
 
@@ -501,7 +501,7 @@ def test_a_post_made_by_a_worker_that_died_is_found_not_posted_again_and_gets_it
     assert dispatch() == 1
     assert len(slack.calls_of("chat.postMessage")) == 1, "not posted twice"
     found = Delivery.objects.get(pk=step.pk)
-    assert (found.status, found.slack_ts) == (Status.SENT, slack.posted[0]["ts"])
+    assert (found.status, found.posted_id) == (Status.SENT, slack.posted[0]["ts"])
     question.record_answer(option="green", by_name="bob")
     dispatch()
     (updated,) = slack.calls_of("chat.update")
@@ -542,7 +542,7 @@ def test_a_post_to_a_channel_named_by_name_is_found_through_the_channel_list_not
     assert dispatch() == 1
     assert slack.calls_of("conversations.list"), "the name was looked up"
     assert len(slack.calls_of("chat.postMessage")) == 1, "not posted twice"
-    assert Delivery.objects.get(pk=step.pk).slack_ts == slack.posted[0]["ts"]
+    assert Delivery.objects.get(pk=step.pk).posted_id == slack.posted[0]["ts"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -555,7 +555,7 @@ def test_a_question_answered_while_its_post_was_in_doubt_gets_its_message_update
     dispatch()
     dispatch()
     found = Delivery.objects.get(pk=step.pk)
-    assert (found.status, found.slack_ts) == (Status.SENT, slack.posted[0]["ts"])
+    assert (found.status, found.posted_id) == (Status.SENT, slack.posted[0]["ts"])
     assert len(slack.calls_of("chat.postMessage")) == 1
     (updated,) = slack.calls_of("chat.update")
     assert updated["ts"] == slack.posted[0]["ts"]
@@ -599,7 +599,7 @@ def test_an_update_a_dead_worker_made_is_read_back_not_made_twice(slack: FakeSla
     assert dispatch() == 1
     assert len(slack.calls_of("chat.update")) == 1, "not updated twice"
     history = slack.calls_of("conversations.history")[-1]
-    assert history["latest"] == history["oldest"] == update.slack_ts
+    assert history["latest"] == history["oldest"] == update.posted_id
     assert Delivery.objects.get(pk=update.pk).status == Status.SENT
     assert slack.messages[0]["metadata"]["event_payload"] == {
         "step": str(Delivery.objects.get(question=question, purpose=Purpose.NOTIFY, channel="slack").pk),
