@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from core.admin import RecordAdmin
-from notify.models import Delivery, DeliveryAttempt, NotifyPolicy, PushSubscription
+from notify.models import ChatAccount, Delivery, DeliveryAttempt, NotifyPolicy, PushSubscription
 from projects.admin import ManagedPerProject, ProjectScoped
 
 
@@ -76,3 +76,36 @@ class PushSubscriptionAdmin(admin.ModelAdmin[PushSubscription]):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(ChatAccount)
+class ChatAccountAdmin(admin.ModelAdmin[ChatAccount]):
+    """Whose presses in Telegram or Discord answer as whom: superusers link, see and unlink anyone's (as
+    `manage.py link` does); people link and unlink their own on their Notifications page."""
+
+    list_display = ["user", "platform", "external_id", "name", "linked_at", "linked_by"]
+    list_select_related = ["user"]
+    list_filter = ["platform"]
+    search_fields = ["user__username", "external_id", "name"]
+    fields = ["user", "platform", "external_id", "name", "linked_at", "linked_by"]
+    readonly_fields = ["linked_at", "linked_by"]
+    autocomplete_fields = ["user"]
+
+    def save_model(self, request: HttpRequest, obj: ChatAccount, form: Any, change: bool) -> None:
+        obj.linked_by = f"{request.user} (admin)"
+        super().save_model(request, obj, form, change)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)

@@ -481,3 +481,20 @@ def test_a_projects_policy_sends_to_its_own_telegram_chat_and_discord_channel(
     question = ask(project=shop)
     steps = {d.channel: d.target for d in Delivery.objects.filter(question=question, purpose=Purpose.NOTIFY)}
     assert steps == {"telegram": "-100777", "discord": "555"}
+
+
+@pytest.mark.django_db
+def test_a_superuser_links_a_chat_account_in_the_admin_and_an_account_of_another_person_is_refused(
+    client: Client,
+) -> None:
+    root = User.objects.create_superuser("root", password="pw-root-12345")
+    carol, dave = answerer("carol"), answerer("dave")
+    client.force_login(root)
+    form = {"user": carol.pk, "platform": "telegram", "external_id": "4242", "name": "carol"}
+    assert client.post("/admin/notify/chataccount/add/", form).status_code == 302
+    assert ChatAccount.objects.get().linked_by == "root (admin)"
+    refused = client.post("/admin/notify/chataccount/add/", {**form, "user": dave.pk})
+    assert refused.status_code == 200
+    assert ChatAccount.objects.count() == 1
+    client.force_login(carol)
+    assert client.get("/admin/notify/chataccount/").status_code in (302, 403)
