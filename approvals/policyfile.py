@@ -56,7 +56,7 @@ MATCH_KEYS = {"host", "tool", "command_prefix", "path", "destructive", "token", 
 APPROVAL_KEYS = {"name", "match", "quorum", "self_approval", "deciders", "escalate", "timeout", "fallback"}
 SCHEDULE_KEYS = {"name", "people", "handoff", "time_zone", "every", "starts"}
 FILE_KEYS = ("project", "rules", "approvals", "schedules")
-NOTIFY_CHANNELS = ("slack", "telegram", "discord", "email", "push", "webhook", "admins")
+NOTIFY_CHANNELS = ("slack", "telegram", "discord", "teams", "email", "push", "webhook", "admins")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d)?$")
 
 

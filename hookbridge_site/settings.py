@@ -317,6 +317,19 @@ HOOKBRIDGE_DISCORD_PUBLIC_KEY = env_str("HOOKBRIDGE_DISCORD_PUBLIC_KEY", "")
 HOOKBRIDGE_DISCORD_BOT_TOKEN = env_str("HOOKBRIDGE_DISCORD_BOT_TOKEN", "")
 HOOKBRIDGE_DISCORD_CHANNEL_ID = env_str("HOOKBRIDGE_DISCORD_CHANNEL_ID", "")
 HOOKBRIDGE_DISCORD_API_URL = env_url("HOOKBRIDGE_DISCORD_API_URL", "https://discord.com/api/v10")
+# Microsoft Teams (notify.teams): the bot's Microsoft app id and password (client secret), its tenant (empty: a
+# multi-tenant bot), the Bot Connector's service URL for the team's region and the channel conversation its cards
+# go to (a project's policy may name its own); where its tokens come from and where the Bot Framework's signing
+# keys are published (tests point both at a fake).
+HOOKBRIDGE_TEAMS_APP_ID = env_str("HOOKBRIDGE_TEAMS_APP_ID", "")
+HOOKBRIDGE_TEAMS_APP_PASSWORD = env_str("HOOKBRIDGE_TEAMS_APP_PASSWORD", "")
+HOOKBRIDGE_TEAMS_TENANT_ID = env_str("HOOKBRIDGE_TEAMS_TENANT_ID", "")
+HOOKBRIDGE_TEAMS_SERVICE_URL = env_url("HOOKBRIDGE_TEAMS_SERVICE_URL", "https://smba.trafficmanager.net/teams/")
+HOOKBRIDGE_TEAMS_CONVERSATION_ID = env_str("HOOKBRIDGE_TEAMS_CONVERSATION_ID", "")
+HOOKBRIDGE_TEAMS_LOGIN_URL = env_url("HOOKBRIDGE_TEAMS_LOGIN_URL", "https://login.microsoftonline.com")
+HOOKBRIDGE_TEAMS_OPENID_METADATA_URL = env_url(
+    "HOOKBRIDGE_TEAMS_OPENID_METADATA_URL", "https://login.botframework.com/v1/.well-known/openidconfiguration"
+)
 # Web Push to the browsers people turned it on in (notify.push). The VAPID key that signs every push: given
 # here (PEM, or base64url of the raw private key) for servers on several machines, else generated once into
 # HOOKBRIDGE_VAPID_KEY_FILE. The subject push services may write to about it (mailto: or https:).

@@ -23,8 +23,8 @@ class NotifyPolicyAdmin(ManagedPerProject, admin.ModelAdmin[NotifyPolicy]):
     list_filter = ["enabled"]
     search_fields = ["project__name", "former_name", "steps"]
     fields = [
-        "project", "steps", "slack_channel", "telegram_chat", "discord_channel", "email_to", "enabled", "former_name",
-        "note",
+        "project", "steps", "slack_channel", "telegram_chat", "discord_channel", "teams_conversation", "email_to",
+        "enabled", "former_name", "note",
     ]  # fmt: skip
     readonly_fields = ["former_name", "note"]
 

@@ -1,4 +1,4 @@
-"""Presses and links coming back from Telegram and Discord.
+"""Presses and links coming back from Telegram, Discord and Microsoft Teams.
 
 POST /integrations/telegram/webhook takes Telegram's updates: refused (401) unless its
 X-Telegram-Bot-Api-Secret-Token is HOOKBRIDGE_TELEGRAM_WEBHOOK_SECRET; a `callback_query` is a button press, a
@@ -6,14 +6,19 @@ message `/start CODE` or `/link CODE` links the sender's account. POST /integrat
 Discord's interactions: refused (401) unless X-Signature-Ed25519 is the application's signature of
 X-Signature-Timestamp and the body, and the timestamp is within five minutes; a PING is answered with a PONG, a
 button press with the message updated to say who decided (or a message to the presser alone), the link form's
-submission by linking. Nothing is read before the request is proven; anything not understood is a 4xx with
+submission by linking. POST /integrations/teams/messages takes the Bot Framework's activities, refused (401) unless
+their bearer token holds (notify.teams.verified): an Adaptive Card's Action.Execute is a press, answered with the
+card that says who decided (or a message to the presser); a message `link CODE` links its sender. Nothing is read
+before the request is proven; anything not understood is a 4xx with
 nothing changed and a line in the log, never a 500.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
+import re
 import time
 from typing import Any
 
@@ -27,9 +32,10 @@ from django.views.decorators.http import require_POST
 from core import jsonapi
 from core.db import database_sync_to_async
 from core.errors import Refused
-from notify import discord, presses, telegram_updates
+from notify import discord, presses, teams, telegram_updates
 from notify.models import LinkCode, Platform
 from notify.presses import text_of
+from notify.sending import Failed
 from tokens.auth import client_address
 
 logger = logging.getLogger(__name__)
@@ -188,3 +194,92 @@ async def discord_interactions(request: HttpRequest) -> HttpResponse:
     except Refused as refused:
         return _refused(refused, "Discord")
     return JsonResponse(answer)
+
+
+# Microsoft Teams
+
+INVOKE = "adaptiveCard/action"
+LINK_WORDS = re.compile(r"<at>.*?</at>", re.DOTALL)
+
+
+def _teams_says(text: str) -> dict[str, Any]:
+    return {"statusCode": 200, "type": "application/vnd.microsoft.activity.message", "value": text[:1000]}
+
+
+def _teams_place(activity: dict[str, Any]) -> tuple[str, str, str]:
+    """(the presser's id, their name, the conversation) of an activity: the Entra object id where Teams gives one."""
+    sender, conversation = activity.get("from"), activity.get("conversation")
+    if not isinstance(sender, dict) or not isinstance(conversation, dict):
+        raise Refused("the activity names no sender or conversation", 400)
+    user_id = text_of(sender.get("aadObjectId")) or text_of(sender.get("id"))
+    # A reply in a channel's thread is the conversation with ";messageid=…" added: the channel's is before it.
+    where = text_of(conversation.get("id"), 400).split(";messageid=")[0]
+    if not user_id or not where:
+        raise Refused("the activity names no sender or conversation", 400)
+    return user_id, text_of(sender.get("name")) or "someone", where
+
+
+def teams_press(activity: dict[str, Any], remote_addr: str | None) -> dict[str, Any]:
+    """An Action.Execute from a card of ours: the card as it now stands, or a word to the presser."""
+    value = activity.get("value")
+    action = value.get("action") if isinstance(value, dict) else None
+    data = action.get("data") if isinstance(action, dict) else None
+    if not isinstance(data, dict):
+        raise Refused("value.action.data: not a button of this server's", 400)
+    step_id, choice = presses.read_button(text_of(data.get("hb")))
+    user_id, name, where = _teams_place(activity)
+    press = presses.Press(Platform.TEAMS, step_id, choice, user_id, name, where, text_of(activity.get("replyToId")))
+    try:
+        told = presses.decide(press, remote_addr)
+    except Refused as refused:
+        if refused.status != 403:
+            raise
+        return _teams_says(refused.message)
+    question = presses.step_of(press).question
+    question.refresh_from_db()
+    if question.is_pending:
+        return _teams_says(told)
+    return {"statusCode": 200, "type": teams.CARD, "value": teams.ended_card(question)}
+
+
+def teams_link(activity: dict[str, Any]) -> str:
+    """A message `link CODE` to the bot (an @mention of it aside): link its sender; what the bot says back."""
+    words = LINK_WORDS.sub(" ", text_of(activity.get("text"), 400)).split()
+    if len(words) != 2 or words[0].lower() not in ("link", "/link"):
+        return ""
+    user_id, name, _ = _teams_place(activity)
+    try:
+        account = LinkCode.redeem(Platform.TEAMS, words[1], user_id, name)
+    except ValueError as exc:
+        return f"Not linked: {exc}."
+    return f"Linked: your presses here now answer as {account.user.get_username()} in Hook Bridge."
+
+
+@csrf_exempt
+@require_POST
+async def teams_messages(request: HttpRequest) -> HttpResponse:
+    try:
+        if len(request.body) > MAX_BODY:
+            raise Refused(f"the body is larger than {MAX_BODY} bytes", 413)
+        # The token first: nothing of the body is trusted before it; its service URL is checked against the body's.
+        authorization = request.headers.get("Authorization", "")
+        if not authorization:
+            raise Refused("Authorization: the Bot Framework's bearer token is missing", 401)
+        activity = _body(request)
+        if not isinstance(activity, dict):
+            raise Refused("the activity is not an object", 400)
+        await asyncio.to_thread(teams.verified, authorization, text_of(activity.get("serviceUrl"), 400))
+        kind = activity.get("type")
+        if kind == "invoke" and activity.get("name") == INVOKE:
+            return JsonResponse(await database_sync_to_async(teams_press)(activity, client_address(request)))
+        if kind == "message":
+            said = await database_sync_to_async(teams_link)(activity)
+            if said:
+                where = text_of((activity.get("conversation") or {}).get("id"), 400)
+                try:
+                    await asyncio.to_thread(teams.say, where, text_of(activity.get("id"), 400), said)
+                except Failed as failed:
+                    logger.warning("Could not answer a Teams link message: %s", failed.reason)
+    except Refused as refused:
+        return _refused(refused, "Teams")
+    return HttpResponse(status=200)

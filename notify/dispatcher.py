@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from core import runtime as core_runtime
 from core.db import database_sync_to_async
-from notify import discord, email, health, push, runtime, slack, steps, telegram, telegram_updates, webhook
+from notify import discord, email, health, push, runtime, slack, steps, teams, telegram, telegram_updates, webhook
 from notify.models import Delivery, Purpose, PushSubscription, Status
 from notify.sending import Failed, Posted
 from projects import access
@@ -35,7 +35,7 @@ from questions.models import Question
 
 logger = logging.getLogger(__name__)
 
-SENDERS = ("push", "slack", "telegram", "discord", "email", "webhook")
+SENDERS = ("push", "slack", "telegram", "discord", "teams", "email", "webhook")
 TASK = "notify-sender"
 POLL_SECONDS = 1.0
 # Push runs in every server process whether or not anyone subscribed yet (a browser may subscribe at any
@@ -156,7 +156,7 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
     if delivery.channel == "slack":
         shown = slack.blocks(question)
         return lambda: slack.post(delivery.target, title, shown, delivery.pk)
-    if delivery.channel in ("telegram", "discord"):
+    if delivery.channel in ("telegram", "discord", "teams"):
         return prepare_chat(delivery, question)
     if delivery.channel == "email":
         mails = email.mails(question, delivery.target.split(","))
@@ -171,9 +171,9 @@ def prepare(delivery: Delivery) -> Callable[[], Any] | None:
 
 
 def prepare_chat(delivery: Delivery, question: Question) -> Callable[[], Any]:
-    """Telegram's or Discord's message, or its edit once the question ended. Neither needs a look-up when its step
-    is taken over mid-send: an edit made twice is the same edit, and a Discord post made again with its step's
-    nonce gives back the message already made (a Telegram one is posted again: notify.telegram says why)."""
+    """Telegram's, Discord's or Teams' message, or its edit once the question ended. None is looked up when its
+    step is taken over mid-send: an edit made twice is the same edit, and a Discord post made again with its step's
+    nonce gives back the message already made (a Telegram or Teams one is posted again: notify.telegram says why)."""
     where, message_id = delivery.posted_in, delivery.posted_id
     if delivery.channel == "telegram":
         if delivery.purpose == Purpose.UPDATE:
@@ -181,6 +181,13 @@ def prepare_chat(delivery: Delivery, question: Question) -> Callable[[], Any]:
             return lambda: telegram.update(where, message_id, text)
         sent = telegram.message(question, delivery.pk)
         return lambda: telegram.post(delivery.target, sent)
+    if delivery.channel == "teams":
+        summary = f"{question.asker_name} asks: {question.short_title}"
+        if delivery.purpose == Purpose.UPDATE:
+            replaced = teams.ended_card(question)
+            return lambda: teams.update(where, message_id, replaced, summary)
+        shown = teams.card(question, delivery.pk)
+        return lambda: teams.post(delivery.target, shown, summary)
     if delivery.purpose == Purpose.UPDATE:
         edited = discord.ended(question)
         return lambda: discord.update(where, message_id, edited)
@@ -319,7 +326,7 @@ def ensure_running() -> None:
     """Start this process's senders, one per channel set up, on the running loop (once; again if it has gone)."""
     configured = {
         "push": True, "slack": slack.configured(), "telegram": telegram.configured(), "discord": discord.configured(),
-        "email": email.configured(), "webhook": webhook.configured(),
+        "teams": teams.configured(), "email": email.configured(), "webhook": webhook.configured(),
     }  # fmt: skip
     for channel in SENDERS:
         if configured[channel]:

@@ -62,6 +62,10 @@ class NotifyPolicy(Audited):
     discord_channel = models.CharField(
         max_length=40, blank=True, help_text="A channel's id (a number). Empty: HOOKBRIDGE_DISCORD_CHANNEL_ID."
     )
+    teams_conversation = models.CharField(
+        max_length=400, blank=True, help_text="A channel's conversation id (19:…@thread.tacv2). Empty: "
+        "HOOKBRIDGE_TEAMS_CONVERSATION_ID.",
+    )  # fmt: skip
     email_to = models.CharField(
         max_length=1000, blank=True, help_text="Comma-separated addresses. Empty: HOOKBRIDGE_EMAIL_TO."
     )

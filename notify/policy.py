@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CHANNELS = ("dashboard", "push", "slack", "telegram", "discord", "email", "webhook")
+CHANNELS = ("dashboard", "push", "slack", "telegram", "discord", "teams", "email", "webhook")
 # The chat platforms: a message with buttons, edited once the question ends.
-CHATS = ("slack", "telegram", "discord")
+CHATS = ("slack", "telegram", "discord", "teams")
 NAMES = {
     "dashboard": "the dashboard", "push": "push", "slack": "Slack", "telegram": "Telegram", "discord": "Discord",
-    "email": "e-mail", "webhook": "the webhook",
+    "teams": "Teams", "email": "e-mail", "webhook": "the webhook",
 }  # fmt: skip
 UNITS = {"s": 1, "m": 60, "h": 3600}
 STEP = re.compile(r"^(?P<channel>[a-z]+)@(?P<amount>\d+)(?P<unit>[smh])$")

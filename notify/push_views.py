@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from core import jsonapi
 from core.errors import Refused
-from notify import discord, forms, push, telegram
+from notify import discord, forms, push, teams, telegram
 from notify.models import LINK_CODE_MINUTES, ChatAccount, Delivery, LinkCode, Platform, Purpose, PushSubscription
 from projects import access
 from questions.decisions import Decision
@@ -59,7 +59,10 @@ def push_page(request: HttpRequest) -> HttpResponse:
 
 def chat_rows(user: Any) -> list[dict[str, Any]]:
     """Each chat platform set up here: the person's linked account on it, and their code if they just made one."""
-    set_up = {Platform.TELEGRAM: telegram.configured(), Platform.DISCORD: discord.configured()}
+    set_up = {
+        Platform.TELEGRAM: telegram.configured(), Platform.DISCORD: discord.configured(),
+        Platform.TEAMS: teams.configured(),
+    }  # fmt: skip
     accounts = {account.platform: account for account in ChatAccount.objects.filter(user=user)}
     codes = {
         code.platform: code for code in LinkCode.objects.filter(user=user, expires_at__gt=timezone.now())

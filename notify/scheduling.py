@@ -16,7 +16,7 @@ from django.dispatch import receiver
 from django.utils.html import escape
 
 from core.signals import person_deactivated
-from notify import discord, email, policy, push, slack, steps, telegram, webhook
+from notify import discord, email, policy, push, slack, steps, teams, telegram, webhook
 from notify.dispatcher import wake
 from notify.models import Delivery, NotifyPolicy, PushSubscription
 from projects.models import admin_addresses, on_call_name, on_call_now
@@ -57,6 +57,8 @@ def steps_for(question: Question) -> list[tuple[policy.Step, str]]:
             target = (own.telegram_chat if own else "") or settings.HOOKBRIDGE_TELEGRAM_CHAT_ID
         elif step.channel == "discord" and discord.configured():
             target = (own.discord_channel if own else "") or settings.HOOKBRIDGE_DISCORD_CHANNEL_ID
+        elif step.channel == "teams" and teams.configured():
+            target = (own.teams_conversation if own else "") or settings.HOOKBRIDGE_TEAMS_CONVERSATION_ID
         elif step.channel == "email" and email.configured():
             target = recipients(own)
         elif step.channel == "admins" and email.configured():
@@ -147,7 +149,8 @@ def any_channel() -> bool:
     """Whether anyone can be reached: with no channel set up and no browser subscribed, an ask or an answer costs
     one query here (whether any browser is subscribed)."""
     return (
-        slack.configured() or telegram.configured() or discord.configured() or email.configured()
+        slack.configured() or telegram.configured() or discord.configured() or teams.configured()
+        or email.configured()
         or webhook.configured() or push.any_subscription()
     )  # fmt: skip
 

@@ -10,6 +10,7 @@ urlpatterns = [
     path("integrations/slack/actions", views.slack_actions, name="slack-actions"),
     path("integrations/telegram/webhook", chat_views.telegram_webhook, name="telegram-webhook"),
     path("integrations/discord/interactions", chat_views.discord_interactions, name="discord-interactions"),
+    path("integrations/teams/messages", chat_views.teams_messages, name="teams-messages"),
     path("notifications/chat/<str:platform>/code", push_views.link_code, name="link-code"),
     path("notifications/chat/<str:platform>/unlink", push_views.unlink, name="unlink"),
     path("q/<str:token>/", link_views.link_page, name="link"),

@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -299,3 +300,159 @@ async def discord_post(url: str, fake: FakeDiscord, interaction: dict[str, Any] 
         return await http.post(
             f"{url}/integrations/discord/interactions", content=body, headers=fake.signed(body, **sign)
         )
+
+
+@dataclass
+class FakeBotFramework:
+    """Microsoft's side of a Teams bot in one server: the sign-in that gives the bot its token (and checks its id
+    and password), the Bot Framework's OpenID metadata and signing keys (a key of the test's own), and the Bot
+    Connector service the cards are posted to and put back in. `bearer()` makes the token the Bot Framework
+    sends with each activity; `invoke()` the activity of a card's button pressed."""
+
+    app_id: str = "00000000-e2e0-4000-8000-0000000000a1"
+    password: str = "e2e-teams-app-password"
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # method, path, body
+    activities: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> the activity as it stands
+    token_requests: list[dict[str, str]] = field(default_factory=list)
+    key: Any = None
+    url: str = ""
+    _server: ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next_id: int = 0
+
+    ISSUER = "https://api.botframework.com"
+    ACCESS_TOKEN = "e2e-bot-connector-token"
+
+    @property
+    def service_url(self) -> str:
+        return f"{self.url}/connector/"
+
+    def calls_of(self, method: str) -> list[dict[str, Any]]:
+        return [body for name, _, body in self.calls if name == method]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.calls_of(method)) >= count:
+                return self.calls_of(method)
+            time.sleep(0.02)
+        raise AssertionError(f"{method} was called {len(self.calls_of(method))} times, not {count}: {self.calls}")
+
+    def answer(self, method: str, path: str, headers: Any, raw: bytes) -> tuple[int, Any]:
+        with self._lock:
+            if path == "/openid":
+                return 200, {"issuer": self.ISSUER, "jwks_uri": f"{self.url}/keys",
+                             "id_token_signing_alg_values_supported": ["RS256"]}  # fmt: skip
+            if path == "/keys":
+                public = self.key.as_dict(private=False)
+                return 200, {"keys": [{**public, "use": "sig", "endorsements": ["msteams"]}]}
+            if re.fullmatch(r"/[^/]+/oauth2/v2\.0/token", path) and method == "POST":
+                form = {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
+                self.token_requests.append(form)
+                if (form.get("client_id"), form.get("client_secret")) != (self.app_id, self.password):
+                    return 401, {"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret"}
+                return 200, {"token_type": "Bearer", "expires_in": 3599, "access_token": self.ACCESS_TOKEN}
+            if headers.get("Authorization") != f"Bearer {self.ACCESS_TOKEN}":
+                return 401, {"error": {"code": "Unauthorized", "message": "Authorization has been denied"}}
+            body = json.loads(raw or b"{}")
+            self.calls.append((method, path, body))
+            posting = re.fullmatch(r"/connector/v3/conversations/([^/]+)/activities", path)
+            if method == "POST" and posting:
+                self._next_id += 1
+                made = {"id": f"1:{self._next_id}", "conversation": urllib.parse.unquote(posting[1]), **body}
+                self.activities[made["id"]] = made
+                return 201, {"id": made["id"]}
+            putting = re.fullmatch(r"/connector/v3/conversations/([^/]+)/activities/([^/]+)", path)
+            if method == "PUT" and putting and urllib.parse.unquote(putting[2]) in self.activities:
+                self.activities[urllib.parse.unquote(putting[2])].update(body)
+                return 200, {"id": urllib.parse.unquote(putting[2])}
+            if method == "POST" and putting:
+                return 201, {"id": "reply"}
+            return 404, {"error": {"code": "NotFound", "message": "Not found"}}
+
+    def start(self) -> FakeBotFramework:
+        from joserfc.jwk import RSAKey
+
+        self.key = RSAKey.generate_key(2048, parameters={"kid": "e2e-key", "alg": "RS256"})
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _any(self, method: str) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, body = fake.answer(method, self.path, self.headers, raw)
+                _reply(self, status, body)
+
+            def do_GET(self) -> None:
+                self._any("GET")
+
+            def do_POST(self) -> None:
+                self._any("POST")
+
+            def do_PUT(self) -> None:
+                self._any("PUT")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = serve(Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+
+    def bearer(self, *, audience: str = "", issuer: str = "", expires_in: int = 3600, key: Any = None,
+               service_url: str = "") -> str:  # fmt: skip
+        """The token the Bot Framework sends with an activity (signed by the fake's key unless `key` is given)."""
+        from joserfc import jwt
+
+        now = int(time.time())
+        claims = {"iss": issuer or self.ISSUER, "aud": audience or self.app_id, "iat": now - 5, "nbf": now - 5,
+                  "exp": now + expires_in, "serviceurl": service_url or self.service_url}  # fmt: skip
+        signer = key or self.key
+        return "Bearer " + jwt.encode({"alg": "RS256", "kid": signer.kid or "e2e-key"}, claims, signer)
+
+    def sent(self) -> list[dict[str, Any]]:
+        return list(self.activities.values())
+
+    def invoke(self, activity: dict[str, Any], title: str, aad_id: str, name: str) -> dict[str, Any]:
+        """What Teams sends when `aad_id` presses the card button `title` of `activity`."""
+        card = activity["attachments"][0]["content"]
+        action = next(a for a in card["actions"] if a["title"] == title and a["type"] == "Action.Execute")
+        return {
+            "type": "invoke", "name": "adaptiveCard/action", "id": "f:1", "channelId": "msteams",
+            "serviceUrl": self.service_url, "replyToId": activity["id"],
+            "from": {"id": f"29:{aad_id}", "name": name, "aadObjectId": aad_id},
+            "conversation": {"id": f"{activity['conversation']};messageid={activity['id']}",
+                             "conversationType": "channel"},
+            "recipient": {"id": f"28:{self.app_id}"},
+            "value": {"action": {"type": "Action.Execute", "verb": action["verb"], "data": action["data"]}},
+        }  # fmt: skip
+
+
+@contextmanager
+def fake_bot_framework() -> Iterator[FakeBotFramework]:
+    fake = FakeBotFramework().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+def teams_env(
+    fake: FakeBotFramework, conversation: str = "19:e2e@thread.tacv2", steps: str = "teams@0s"
+) -> dict[str, str]:
+    return {
+        "HOOKBRIDGE_TEAMS_APP_ID": fake.app_id, "HOOKBRIDGE_TEAMS_APP_PASSWORD": fake.password,
+        "HOOKBRIDGE_TEAMS_TENANT_ID": "e2e-tenant", "HOOKBRIDGE_TEAMS_SERVICE_URL": fake.service_url,
+        "HOOKBRIDGE_TEAMS_CONVERSATION_ID": conversation, "HOOKBRIDGE_TEAMS_LOGIN_URL": fake.url,
+        "HOOKBRIDGE_TEAMS_OPENID_METADATA_URL": f"{fake.url}/openid", "HOOKBRIDGE_NOTIFY": steps,
+    }  # fmt: skip
+
+
+async def teams_post(url: str, activity: dict[str, Any], authorization: str | None) -> Any:
+    """Post an activity to the server at `url` as the Bot Framework does (with `authorization`, unless None)."""
+    headers = {"Content-Type": "application/json"} | ({"Authorization": authorization} if authorization else {})
+    async with httpx2.AsyncClient() as http:
+        return await http.post(f"{url}/integrations/teams/messages", content=json.dumps(activity), headers=headers)

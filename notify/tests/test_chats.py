@@ -19,11 +19,21 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from notify import dispatcher, telegram_updates
+from notify import runtime as notify_runtime
 from notify.models import ChatAccount, Delivery, LinkCode, Platform, Purpose, Status
 from projects.models import Project, Role
 from questions.kinds import Kind
 from questions.models import Question
-from testing.chat_fakes import TELEGRAM_SECRET, FakeDiscord, FakeTelegram, fake_discord, fake_telegram
+from testing.chat_fakes import (
+    TELEGRAM_SECRET,
+    FakeBotFramework,
+    FakeDiscord,
+    FakeTelegram,
+    fake_bot_framework,
+    fake_discord,
+    fake_telegram,
+    teams_env,
+)
 from testing.project_world import World
 from tokens.models import AgentToken
 
@@ -498,3 +508,98 @@ def test_a_superuser_links_a_chat_account_in_the_admin_and_an_account_of_another
     assert ChatAccount.objects.count() == 1
     client.force_login(carol)
     assert client.get("/admin/notify/chataccount/").status_code in (302, 403)
+
+
+# Microsoft Teams
+
+CONVERSATION = "19:e2e@thread.tacv2"
+
+
+@pytest.fixture
+def bf(settings: Any) -> Iterator[FakeBotFramework]:
+    with fake_bot_framework() as fake:
+        for name, value in teams_env(fake, CONVERSATION).items():
+            setattr(settings, name, value)
+        notify_runtime.teams_token = notify_runtime.teams_keys = None  # another test's fake signed those
+        yield fake
+        notify_runtime.teams_token = notify_runtime.teams_keys = None
+
+
+def to_teams(client: Client, activity: dict[str, Any], authorization: str | None) -> Any:
+    headers = {"Authorization": authorization} if authorization else {}
+    return client.generic("POST", "/integrations/teams/messages", json.dumps(activity).encode(),
+                          content_type="application/json", headers=headers)  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_approval_goes_to_teams_as_a_card_and_a_linked_press_decides_and_replaces_it(
+    client: Client, bf: FakeBotFramework
+) -> None:
+    carol = answerer()
+    ChatAccount.link(carol, Platform.TEAMS, "aad-carol")
+    question = ask()
+    assert dispatch() == 1
+    (token_request,) = bf.token_requests
+    assert token_request["scope"] == "https://api.botframework.com/.default"
+    assert token_request["grant_type"] == "client_credentials"
+    (posted,) = bf.calls_of("POST")
+    card = posted["attachments"][0]["content"]
+    assert [a["title"] for a in card["actions"]] == ["Allow", "Deny", "Open…"]
+    assert card["actions"][0]["type"] == "Action.Execute"
+    step = Delivery.objects.get(question=question)
+    assert (step.posted_in, step.posted_id) == (CONVERSATION, bf.sent()[0]["id"])
+
+    response = to_teams(client, bf.invoke(bf.sent()[0], "Allow", "aad-carol", "Carol"), bf.bearer())
+    assert response.status_code == 200, response.content
+    assert response.json()["type"] == "application/vnd.microsoft.card.adaptive"
+    assert "Answered by carol" in json.dumps(response.json()["value"])
+    assert decided(question).answer.data["behavior"] == "allow"
+    assert decided(question).answer.source == "teams"
+    dispatch()
+    (put,) = bf.calls_of("PUT")
+    assert "Answered by carol" in json.dumps(put["attachments"][0]["content"])
+    assert len(bf.token_requests) == 1, "the token is kept until it nears its expiry"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("token", ["none", "not a jwt", "another key", "another app", "another issuer", "expired",
+                                   "another service"])  # fmt: skip
+def test_a_teams_activity_without_a_valid_bot_framework_token_is_a_401_and_decides_nothing(
+    client: Client, bf: FakeBotFramework, token: str
+) -> None:
+    from joserfc.jwk import RSAKey
+
+    ChatAccount.link(answerer(), Platform.TEAMS, "aad-carol")
+    question = ask()
+    dispatch()
+    given = {
+        "none": None, "not a jwt": "Bearer abc.def.ghi",
+        "another key": bf.bearer(key=RSAKey.generate_key(2048, parameters={"kid": "e2e-key"})),
+        "another app": bf.bearer(audience="someone-elses-app"), "another issuer": bf.bearer(issuer="https://evil"),
+        "expired": bf.bearer(expires_in=-600), "another service": bf.bearer(service_url="https://evil/connector/"),
+    }[token]  # fmt: skip
+    response = to_teams(client, bf.invoke(bf.sent()[0], "Allow", "aad-carol", "Carol"), given)
+    assert response.status_code == 401
+    assert decided(question).is_pending
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unlinked_teams_presser_is_told_and_links_with_a_message_to_the_bot(
+    client: Client, bf: FakeBotFramework
+) -> None:
+    carol = answerer()
+    question = ask()
+    dispatch()
+    said = to_teams(client, bf.invoke(bf.sent()[0], "Deny", "aad-carol", "Carol"), bf.bearer()).json()
+    assert said["type"] == "application/vnd.microsoft.activity.message"
+    assert "not linked" in said["value"]
+    assert decided(question).is_pending
+    code = LinkCode.issue(carol, Platform.TEAMS).code
+    message = {"type": "message", "id": "m1", "serviceUrl": bf.service_url, "text": f"<at>Hook Bridge</at> link {code}",
+               "from": {"id": "29:x", "name": "Carol", "aadObjectId": "aad-carol"},
+               "conversation": {"id": CONVERSATION}}  # fmt: skip
+    assert to_teams(client, message, bf.bearer()).status_code == 200
+    assert ChatAccount.objects.get(platform="teams").external_id == "aad-carol"
+    assert "now answer as carol" in bf.calls_of("POST")[-1]["text"]
+    assert to_teams(client, bf.invoke(bf.sent()[0], "Deny", "aad-carol", "Carol"), bf.bearer()).status_code == 200
+    assert decided(question).answer.data["behavior"] == "deny"

@@ -12,7 +12,17 @@ import json
 
 import httpx2
 
-from testing.chat_fakes import discord_env, discord_post, fake_discord, fake_telegram, telegram_env, telegram_post
+from testing.chat_fakes import (
+    discord_env,
+    discord_post,
+    fake_bot_framework,
+    fake_discord,
+    fake_telegram,
+    teams_env,
+    teams_post,
+    telegram_env,
+    telegram_post,
+)
 from testing.claude_hooks import hook, permission_request
 from testing.live import LiveServer, free_port
 
@@ -73,5 +83,30 @@ async def test_discord_answers_a_signed_ping_refuses_an_unsigned_one_and_a_linke
             assert "Answered by dana" in pressed.json()["data"]["content"]
             decided = await asyncio.wait_for(waiting, 30)
             assert decided.json()["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+        finally:
+            server.close()
+
+
+async def test_teams_refuses_an_activity_without_a_bot_framework_token_and_a_linked_press_allows_the_hook() -> (
+    None
+):
+    with fake_bot_framework() as bf:
+        server = serving(teams_env(bf))
+        try:
+            server.manage("link", "teams", "dana", "aad-dana")
+            waiting = asyncio.create_task(hook(server, permission_request()))
+            await asyncio.to_thread(bf.wait_for, "POST")
+            press = bf.invoke(bf.sent()[0], "Allow", "aad-dana", "Dana")
+            assert (await teams_post(server.url, press, None)).status_code == 401
+            forged = bf.bearer(audience="another-app")
+            assert (await teams_post(server.url, press, forged)).status_code == 401
+            assert not waiting.done()
+            pressed = await teams_post(server.url, press, bf.bearer())
+            assert pressed.status_code == 200, pressed.text
+            assert "Answered by dana" in pressed.text
+            decided = await asyncio.wait_for(waiting, 30)
+            assert decided.json()["hookSpecificOutput"]["decision"]["behavior"] == "allow"
+            (put,) = await asyncio.to_thread(bf.wait_for, "PUT")
+            assert "Answered by dana" in json.dumps(put)
         finally:
             server.close()
