@@ -174,6 +174,7 @@ class FakeDiscord:
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> message
     errors: dict[str, tuple[int, str]] = field(default_factory=dict)  # "POST"/"PATCH" -> (status, message)
     delay: float = 0.0
+    in_flight: int = 0  # calls recorded whose answer has not gone back yet
     key: Ed25519PrivateKey = field(default_factory=Ed25519PrivateKey.generate)
     url: str = ""
     _server: ThreadingHTTPServer | None = None
@@ -233,8 +234,14 @@ class FakeDiscord:
                 if self.headers.get("Authorization") != f"Bot {fake.token}":
                     _reply(self, 401, {"message": "401: Unauthorized", "code": 0})
                     return
-                status, body = fake.answer(method, self.path.removeprefix("/api/v10"), json.loads(raw or b"{}"))
-                time.sleep(fake.delay)
+                with fake._lock:
+                    fake.in_flight += 1
+                try:
+                    status, body = fake.answer(method, self.path.removeprefix("/api/v10"), json.loads(raw or b"{}"))
+                    time.sleep(fake.delay)
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
                 _reply(self, status, body)
 
             def do_POST(self) -> None:

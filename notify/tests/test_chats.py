@@ -603,3 +603,53 @@ def test_an_unlinked_teams_presser_is_told_and_links_with_a_message_to_the_bot(
     assert "now answer as carol" in bf.calls_of("POST")[-1]["text"]
     assert to_teams(client, bf.invoke(bf.sent()[0], "Deny", "aad-carol", "Carol"), bf.bearer()).status_code == 200
     assert decided(question).answer.data["behavior"] == "deny"
+
+
+@pytest.mark.django_db
+def test_manage_telegram_set_webhook_registers_the_url_with_its_secret_and_refuses_without_one(
+    tg: FakeTelegram, settings: Any
+) -> None:
+    settings.HOOKBRIDGE_PUBLIC_URL = "https://hooks.example.com"
+    call_command("telegram", "set-webhook")
+    (registered,) = tg.calls_of("setWebhook")
+    assert registered["url"] == "https://hooks.example.com/integrations/telegram/webhook"
+    assert registered["secret_token"] == TELEGRAM_SECRET
+    assert set(registered["allowed_updates"]) == {"callback_query", "message"}
+    call_command("telegram", "delete-webhook")
+    assert len(tg.calls_of("deleteWebhook")) == 1
+    settings.HOOKBRIDGE_TELEGRAM_WEBHOOK_SECRET = ""
+    with pytest.raises(CommandError, match="HOOKBRIDGE_TELEGRAM_WEBHOOK_SECRET is not set"):
+        call_command("telegram", "set-webhook")
+    tg.errors["setWebhook"] = (401, "Unauthorized")
+    settings.HOOKBRIDGE_TELEGRAM_WEBHOOK_SECRET = TELEGRAM_SECRET
+    with pytest.raises(CommandError, match="Telegram said 401: Unauthorized"):
+        call_command("telegram", "set-webhook")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_oversized_discord_or_teams_body_is_a_413_and_decides_nothing(
+    client: Client, dc: FakeDiscord, bf: FakeBotFramework
+) -> None:
+    big = json.dumps({"type": 3, "pad": "a" * 70_000}).encode()
+    assert to_discord(client, dc, big).status_code == 413
+    oversized = {"type": "message", "text": "a" * 70_000}
+    assert to_teams(client, oversized, bf.bearer()).status_code == 413
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_approval_policys_escalation_reaches_telegram_discord_and_teams_at_their_times(
+    tg: FakeTelegram, dc: FakeDiscord, bf: FakeBotFramework
+) -> None:
+    from approvals import policyfile
+
+    shop = Project.objects.create(name="shop")
+    found = policyfile.load(
+        "project: shop\napprovals:\n  - name: deploys\n    escalate: [{after: 0s, notify: telegram}, "
+        "{after: 2m, notify: discord}, {after: 5m, notify: teams}]\n"
+    )
+    (approval,) = found.approvals
+    needs = {"policy": "the policy 'deploys'", "quorum": 1, "escalate": approval.escalate}
+    question = ask(project=shop, requirement=needs)
+    steps = {d.channel: (d.due_at - question.created_at).total_seconds() for d in Delivery.objects.filter(
+        question=question)}  # fmt: skip
+    assert steps == {"telegram": 0, "discord": 120, "teams": 300}

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 import httpx2
 
 from notify.dispatcher import LEASE_SECONDS
+from testing.chat_fakes import discord_env, fake_discord
 from testing.fakes import FakeSlack, fake_slack
 from testing.live import LiveServer
 from testing.team import two_workers
@@ -161,3 +162,37 @@ async def test_a_worker_killed_mid_update_leaves_every_message_updated_once() ->
             await asyncio.sleep(4)  # a second update would have shown by now
         every_message_updated_once(slack)
         assert looked_after < LEASE_SECONDS + AFTER_THE_LEASE, f"looked up {looked_after:.1f} s after the kill"
+
+
+async def test_a_worker_killed_mid_post_to_discord_leaves_one_message_per_question_and_one_edit_each() -> None:
+    """Issue 59: Discord's posts carry their step as an enforced nonce, so the worker that takes a dead one's step
+    over posts it again and Discord gives back the message already made."""
+    with fake_discord() as discord:
+        discord.delay = 2.0
+        with two_workers(**discord_env(discord), HOOKBRIDGE_MAX_HOLD="120") as (doomed, survivor):
+            async with httpx2.AsyncClient(timeout=60) as http:
+                for worker in (doomed, survivor):
+                    assert (await http.get(f"{worker.url}/accounts/login/")).status_code == 200
+            async with survivor.mcp("legacy") as client:
+                texts = [f"Team Discord {n}: go?" for n in range(COUNT)]
+                calls = [asyncio.create_task(client.call_tool("ask_question", {"question": t})) for t in texts]
+                await asyncio.to_thread(wait_until, lambda: discord.in_flight >= 2, 20, "two posts under way at once")
+                doomed.stop(signal.SIGKILL)
+
+                def posted_again() -> bool:
+                    nonces = Counter(call["nonce"] for call in discord.calls_of("POST"))
+                    return len(nonces) >= COUNT and max(nonces.values()) >= 2
+
+                await asyncio.to_thread(wait_until, posted_again, 60, "the dead worker's step posted again")
+                assert len(discord.sent()) == COUNT, "one message per question"
+                for text in texts:
+                    question = await survivor.wait_for_question(text)
+                    response = await survivor.answer_via_api(question["id"], "yes")
+                    assert response.status_code == 200, response.text
+                results = await asyncio.wait_for(asyncio.gather(*calls), 30)
+            assert all(result.structured_content == {"answer": "yes"} for result in results)
+            await asyncio.to_thread(discord.wait_for, "PATCH", COUNT, 60)
+            await asyncio.sleep(3)
+            edited = Counter(path for method, path, _ in discord.calls if method == "PATCH")
+            assert {path.rsplit("/", 1)[1] for path in edited} == {m["id"] for m in discord.sent()}
+            assert set(edited.values()) == {1}, f"edited more than once: {edited}"
