@@ -87,9 +87,7 @@ async def test_discord_answers_a_signed_ping_refuses_an_unsigned_one_and_a_linke
             server.close()
 
 
-async def test_teams_refuses_an_activity_without_a_bot_framework_token_and_a_linked_press_allows_the_hook() -> (
-    None
-):
+async def test_teams_refuses_an_activity_without_a_bot_framework_token_and_a_linked_press_allows_the_hook() -> None:
     with fake_bot_framework() as bf:
         server = serving(teams_env(bf))
         try:
