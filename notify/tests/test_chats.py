@@ -653,3 +653,22 @@ def test_an_approval_policys_escalation_reaches_telegram_discord_and_teams_at_th
     steps = {d.channel: (d.due_at - question.created_at).total_seconds() for d in Delivery.objects.filter(
         question=question)}  # fmt: skip
     assert steps == {"telegram": 0, "discord": 120, "teams": 300}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [(b"{not json", 400), (b"[1]", 400),
+     (json.dumps({"type": "invoke", "name": "adaptiveCard/action", "value": {"action": {"data": "x"}}}).encode(), 400),
+     (json.dumps({"type": "invoke", "name": "adaptiveCard/action", "value": {"action": {"data": {"hb": "hb:1:a"}}},
+                  "from": "someone", "conversation": {"id": CONVERSATION}}).encode(), 400)],
+)  # fmt: skip
+def test_a_malformed_teams_activity_with_a_good_token_is_a_400_and_decides_nothing(
+    client: Client, bf: FakeBotFramework, body: bytes, status: int
+) -> None:
+    question = ask()
+    dispatch()
+    response = client.generic("POST", "/integrations/teams/messages", body, content_type="application/json",
+                              headers={"Authorization": bf.bearer()})  # fmt: skip
+    assert response.status_code == status
+    assert decided(question).is_pending
