@@ -38,8 +38,29 @@ def _reply(handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
     handler.wfile.write(raw)
 
 
+class _Fake:
+    """What every fake here shares: its server, and waiting for the calls the server under test makes."""
+
+    _server: ThreadingHTTPServer | None
+
+    def calls_of(self, method: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.calls_of(method)) >= count:
+                return self.calls_of(method)
+            time.sleep(0.02)
+        raise AssertionError(f"{method} was called {len(self.calls_of(method))} times, not {count}")
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+
+
 @dataclass
-class FakeTelegram:
+class FakeTelegram(_Fake):
     token: str = TELEGRAM_TOKEN
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     messages: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)  # (chat, message_id) -> message
@@ -53,14 +74,6 @@ class FakeTelegram:
 
     def calls_of(self, method: str) -> list[dict[str, Any]]:
         return [arguments for name, arguments in self.calls if name == method]
-
-    def wait_for(self, method: str, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.calls_of(method)) >= count:
-                return self.calls_of(method)
-            time.sleep(0.02)
-        raise AssertionError(f"{method} was called {len(self.calls_of(method))} times, not {count}: {self.calls}")
 
     def answer(self, method: str, arguments: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
@@ -117,10 +130,6 @@ class FakeTelegram:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         return self
 
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-
     def sent(self) -> list[dict[str, Any]]:
         """The messages posted, in order, as they stand now."""
         return [self.messages[key] for key in sorted(self.messages, key=lambda key: key[1])]
@@ -168,7 +177,7 @@ async def telegram_post(url: str, update: dict[str, Any], secret: str | None = T
 
 
 @dataclass
-class FakeDiscord:
+class FakeDiscord(_Fake):
     token: str = "e2e-discord-bot-token"
     calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # method, path, body
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> message
@@ -188,14 +197,6 @@ class FakeDiscord:
 
     def calls_of(self, method: str) -> list[dict[str, Any]]:
         return [body for name, _, body in self.calls if name == method]
-
-    def wait_for(self, method: str, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.calls_of(method)) >= count:
-                return self.calls_of(method)
-            time.sleep(0.02)
-        raise AssertionError(f"{method} was called {len(self.calls_of(method))} times, not {count}: {self.calls}")
 
     def answer(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         with self._lock:
@@ -257,10 +258,6 @@ class FakeDiscord:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/api/v10"
         return self
 
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-
     def signed(self, body: bytes, at: int | None = None) -> dict[str, str]:
         """The headers Discord sends with an interaction: its timestamp, and the signature of that and the body."""
         timestamp = str(int(time.time()) if at is None else at)
@@ -310,7 +307,7 @@ async def discord_post(url: str, fake: FakeDiscord, interaction: dict[str, Any] 
 
 
 @dataclass
-class FakeBotFramework:
+class FakeBotFramework(_Fake):
     """Microsoft's side of a Teams bot in one server: the sign-in that gives the bot its token (and checks its id
     and password), the Bot Framework's OpenID metadata and signing keys (a key of the test's own), and the Bot
     Connector service the cards are posted to and put back in. `bearer()` makes the token the Bot Framework
@@ -336,14 +333,6 @@ class FakeBotFramework:
 
     def calls_of(self, method: str) -> list[dict[str, Any]]:
         return [body for name, _, body in self.calls if name == method]
-
-    def wait_for(self, method: str, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.calls_of(method)) >= count:
-                return self.calls_of(method)
-            time.sleep(0.02)
-        raise AssertionError(f"{method} was called {len(self.calls_of(method))} times, not {count}: {self.calls}")
 
     def answer(self, method: str, path: str, headers: Any, raw: bytes) -> tuple[int, Any]:
         with self._lock:
@@ -404,10 +393,6 @@ class FakeBotFramework:
         self._server = serve(Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
 
     def bearer(self, *, audience: str = "", issuer: str = "", expires_in: int = 3600, key: Any = None,
                service_url: str = "") -> str:  # fmt: skip

@@ -28,6 +28,13 @@ COUNT = 6
 AFTER_THE_LEASE = 5.0
 
 
+async def senders_started(*workers: LiveServer) -> None:
+    """A worker starts its senders with its first request; behind a proxy, traffic reaches each."""
+    async with httpx2.AsyncClient(timeout=60) as http:
+        for worker in workers:
+            assert (await http.get(f"{worker.url}/accounts/login/")).status_code == 200
+
+
 def wait_until(condition: object, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -51,9 +58,7 @@ async def slack_and_two_workers(
             "HOOKBRIDGE_NOTIFY": "slack@0s", "HOOKBRIDGE_MAX_HOLD": "120",
         }  # fmt: skip
         with two_workers(**env) as (doomed, survivor):
-            async with httpx2.AsyncClient(timeout=60) as http:
-                for worker in (doomed, survivor):
-                    assert (await http.get(f"{worker.url}/accounts/login/")).status_code == 200
+            await senders_started(doomed, survivor)
             yield slack, doomed, survivor
 
 
@@ -170,9 +175,7 @@ async def test_a_worker_killed_mid_post_to_discord_leaves_one_message_per_questi
     with fake_discord() as discord:
         discord.delay = 2.0
         with two_workers(**discord_env(discord), HOOKBRIDGE_MAX_HOLD="120") as (doomed, survivor):
-            async with httpx2.AsyncClient(timeout=60) as http:
-                for worker in (doomed, survivor):
-                    assert (await http.get(f"{worker.url}/accounts/login/")).status_code == 200
+            await senders_started(doomed, survivor)
             async with survivor.mcp("legacy") as client:
                 texts = [f"Team Discord {n}: go?" for n in range(COUNT)]
                 calls = [asyncio.create_task(client.call_tool("ask_question", {"question": t})) for t in texts]
