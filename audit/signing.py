@@ -27,7 +27,7 @@ def load() -> Ed25519PrivateKey:
     if not given:
         path = settings.HOOKBRIDGE_AUDIT_SIGNING_KEY_FILE
         if local_secret.read(path) is None:
-            # O_EXCL: of two processes starting at once one writes, and both then use what is in the file.
+            # Of two processes starting at once one writes, and both then use what is in the file.
             local_secret.save(path, base64.b64encode(_raw(Ed25519PrivateKey.generate())).decode())
         given = local_secret.read(path) or ""
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -30,13 +31,18 @@ def generate() -> str:
 def save(path: Path, key: str) -> bool:
     """Keep `key` in `path` (readable by this user only) unless a key is there already; True if written."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    # Written whole under a name of its own, then linked into place: link() fails if the name exists, so two
+    # processes starting at once cannot both write, and a reader never sees the file created but still empty
+    # (an O_EXCL create and a write after it let another process read "" between the two).
+    handle, draft = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        # O_EXCL: two processes starting at once cannot both write; the second keeps its own key
-        # for its lifetime and reads the first one's next time.
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return False
-    with os.fdopen(handle, "w") as file:
-        file.write(key)
+        with os.fdopen(handle, "w") as file:
+            file.write(key)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            return False
+    finally:
+        os.unlink(draft)
     logger.info("Saved the local secret key in %s", path)
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import stat
 from io import StringIO
 from pathlib import Path
@@ -33,3 +34,20 @@ def test_serve_keeps_the_key_this_process_runs_on(
     settings.HOOKBRIDGE_SECRET_KEY_FILE = tmp_path / "secret_key"
     call_command("bootstrap_local", credentials=str(tmp_path / "credentials.json"), stdout=StringIO())
     assert local_secret.read(tmp_path / "secret_key") == settings.SECRET_KEY
+
+
+def _save_then_read(path: str) -> str | None:
+    local_secret.save(Path(path), local_secret.generate())
+    return local_secret.read(Path(path))
+
+
+def test_processes_starting_at_once_all_read_the_one_key_saved_never_an_empty_file(tmp_path: Path) -> None:
+    # A CI run's unit tier failed on this: one worker created the audit key's file, another read it empty
+    # before the first had written, and took "" as the key.
+    paths = [str(tmp_path / f"key{n}") for n in range(40)]
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        for path in paths:
+            keys = pool.map(_save_then_read, [path] * 8)
+            assert None not in keys, f"a process read {path} before its key was in it"
+            assert len(set(keys)) == 1, "every process uses the one key saved"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(Path(p).name for p in paths), "no draft is left"
