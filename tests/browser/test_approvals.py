@@ -215,7 +215,10 @@ async def test_allow_for_this_session_is_chosen_on_the_card_and_listed_on_the_se
             await log_in(page, server)
             card = await card_for(page, marker, width, "grant")
             await card.get_by_role("radio", name="Allow for this session, 30 minutes").check()
-            await card.get_by_role("button", name="Send decision").click()
+            # The page has its answer's response before it is sent elsewhere: the waiting hook is let go before
+            # the response is written, and a navigation begun meanwhile was aborted (CI, 2026-12-07: ERR_ABORTED).
+            async with page.expect_response(lambda r: r.request.method == "POST" and "/answer" in r.url):
+                await card.get_by_role("button", name="Send decision").click()
             response = await asyncio.wait_for(request, 30)
             assert response.json()["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
             again = {**permission_request(tool_input={"command": f"{marker} --prod"}), "session_id": body["session_id"]}

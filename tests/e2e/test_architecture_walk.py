@@ -20,18 +20,19 @@ from types import ModuleType
 import pytest
 from django.dispatch import Signal
 
-from testing.live import ROOT, LiveServer, text_of
+from testing.live import ROOT, LiveServer, receive_until, text_of
 
 DOC = ROOT / "docs" / "architecture.md"
 WALK = "## One `ask_question`, from tool call to tool return"
 # Modules the ask passes through that no walk of it should have to name: the ground floor's plumbing and the
-# request's middleware; rendering helpers (the card's template tags and links); what runs beside the ask (the
-# dashboard's and the feed's receivers, the services a first request starts, the channels notify.scheduling
-# asks whether they are set up, the audit record); and the test's own polling of the JSON API.
+# request's middleware (and the open dashboard socket's); rendering helpers (the card's template tags and links);
+# what runs beside the ask (the dashboard's and the feed's receivers, the services a first request starts, the
+# channels notify.scheduling asks whether they are set up, the audit record); and the test's own polling of the
+# JSON API.
 PLUMBING = re.compile(
-    r"^(core\.|hookbridge_site\.(middleware|settings|checks|tracing|urls)|audit\.|tokens\.(auth|models|signals)"
+    r"^(core\.|hookbridge_site\.(middleware|settings|checks|tracing|urls)|audit\.|tokens\.(auth|models|signals|websocket)"
     r"|projects\.|lifecycle\.|dashboard\.|identity\.|approvals\."
-    r"|notify\.(policy|models|health|steps|push|audit_stream|audit_watch|email|slack|webhook)"
+    r"|notify\.(policy|models|health|steps|push|audit_stream|audit_watch|email|slack|telegram|discord|teams|webhook)"
     r"|questions\.(markdown|wording|serializers|states|images|queue|forms|replies|signals|endings|kinds\.|analytics"
     r"|api|links|sweeper|templatetags)"
     r"|mcpapi\.(runtime|toolset_names|client_log|tasks|models|toolsets\.(?!maxsim)))"
@@ -76,7 +77,9 @@ def trace() -> Iterator[list[str]]:
 
 async def ask_and_answer(server: LiveServer, trace_file: Path) -> list[str]:
     text = f"Walk the architecture? {uuid.uuid4().hex[:6]}"
-    async with server.mcp() as client:
+    # The person who answers has the dashboard open (a card is rendered only for a page that may hear it).
+    async with server.login() as person, server.dashboard_socket(person) as dashboard, server.mcp() as client:
+        await receive_until(dashboard, "status-bar")
         begun = len(await asyncio.to_thread(lines, trace_file))
         asking = asyncio.create_task(client.call_tool("ask_question", {"question": text}))
         question = await server.wait_for_question(text)
