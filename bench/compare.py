@@ -195,7 +195,7 @@ async def hookbridge_systems(
                     command=sys.executable,
                     args=["manage.py", "mcp_stdio", "--token", server.tokens["agent-b"]],
                     env=server.env,
-                    cwd=str(ROOT),
+                    cwd=str(root),
                 )
                 errlog = stack.enter_context(tempfile.TemporaryFile("w+"))  # noqa: SIM115  (the stack closes it)
                 client = await stack.enter_async_context(Client(stdio_client(params, errlog=errlog)))
@@ -204,7 +204,7 @@ async def hookbridge_systems(
                     result = await client.call_tool("ask_question", {"question": text})
                     assert not result.is_error, result
 
-                systems.append(System("stdio", call, find, send))
+                systems.append(System(name.replace("embedded", "stdio"), call, find, send))
             yield systems
 
 
@@ -599,11 +599,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     thinks = [args.think / 1000, 0.0]
     async with AsyncExitStack() as stack:
         systems = [await stack.enter_async_context(floor_system())]
-        systems += await stack.enter_async_context(hookbridge_systems(with_stdio=True))
+        systems += await stack.enter_async_context(hookbridge_systems(with_stdio=args.stdio))
         if args.baseline is not None:
-            # The same code before a change, interleaved with it: a re-cut shows what it cost, round by round.
+            # The same code before a change, interleaved with it: a re-cut shows what it cost, round by round. With
+            # its own stdio process beside it, as the embedded worker has: that process hears every group message
+            # the worker sends (core.local_layer), and a baseline without one measured 10-20% faster for it alone.
             name = f"embedded@{args.baseline_name}"
-            systems += await stack.enter_async_context(hookbridge_systems(False, args.baseline, name))
+            systems += await stack.enter_async_context(hookbridge_systems(args.stdio, args.baseline, name))
         for extra in (team_system(), feedback_enhanced()):
             system = await stack.enter_async_context(extra)
             if system is not None:
@@ -637,6 +639,12 @@ def main() -> None:
         help="another checkout (git worktree add DIR REV) measured as one more system, side by side",
     )
     parser.add_argument("--baseline-name", default="baseline", help="how the baseline is named in the tables")
+    parser.add_argument(
+        "--no-stdio",
+        dest="stdio",
+        action="store_false",
+        help="no agent over stdio beside the embedded worker (which then has no other local process to tell)",
+    )
     parser.add_argument("--name", default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 import threading
 import time
@@ -75,6 +76,7 @@ def bind_server_loop(*, serves_web: bool = True) -> None:
     """Remember the event loop the server runs on: the ASGI entry point, and mcp_stdio (which serves no pages)."""
     runtime.server_loop, runtime.server_thread = asyncio.get_running_loop(), threading.get_ident()
     runtime.serves_web = serves_web
+    runtime.serves_no_pages = not serves_web
 
 
 def _log_failure(future: Future[None]) -> None:
@@ -109,6 +111,37 @@ def send(group: str, message: dict[str, Any]) -> None:
         logger.info("Dropped %s for group %s: the server is shutting down", message.get("type"), group)
         return
     future.add_done_callback(_log_failure)
+
+
+def heard(*groups: str) -> bool:
+    """Whether a push to any of `groups` may reach someone, so it is worth rendering: False only where the layer
+    knows (the embedded default's, with no page open in this process or any other local one on the database).
+
+    Rendering a card nobody sees was a third of an ask's time on a worker without dashboards open, an agent's
+    server answered from Slack or the API (py-spy, bench/profile.py held, issue 60). On Redis any worker may hold
+    the page: always True there.
+    """
+    nobody = getattr(get_channel_layer(), "heard_by_nobody", None)
+    return nobody is None or not nobody(groups)
+
+
+def dashboards_heard() -> bool:
+    """Whether any dashboard may hear a push: each one is in one of these two groups, whatever else it joins."""
+    return heard(DASHBOARD_GROUP, PARTIAL_GROUP)
+
+
+def when_heard(*groups: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A signal receiver that renders a push for `groups` runs only when someone may hear it (heard)."""
+
+    def decorate(render: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(render)
+        def receiver(*args: Any, **kwargs: Any) -> None:
+            if heard(*groups):
+                render(*args, **kwargs)
+
+        return receiver
+
+    return decorate
 
 
 def to_dashboards(

@@ -35,12 +35,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from core import runtime
 from core.compat.channels_layers import SweepingAtMostEvery
 
 logger = logging.getLogger(__name__)
 
 # One datagram per message; the default socket buffer (about 208 KiB on Linux) holds several.
 MAX_DATAGRAM = 60_000
+# How the socket of a process that serves no pages ends, before ".sock" (mcp_stdio's).
+PAGELESS = ".nopages"
 # sun_path holds 108 bytes on Linux, 104 on macOS.
 MAX_SOCKET_PATH = 100
 
@@ -92,7 +95,10 @@ class _Bus:
         if self._receiver is None:
             receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             receiver.setblocking(False)
-            address = str(self.folder / f"{os.getpid()}-{os.urandom(4).hex()}.sock")
+            # A process that serves no pages (mcp_stdio) says so in its socket's name: the others then know no page
+            # of theirs can be listening there (LocalChannelLayer.heard_by_nobody). Any other may serve pages.
+            pageless = PAGELESS if runtime.serves_no_pages else ""
+            address = str(self.folder / f"{os.getpid()}-{os.urandom(4).hex()}{pageless}.sock")
             receiver.bind(address)
             self._receiver, self._address = receiver, address
             atexit.register(self.close)
@@ -130,13 +136,17 @@ class _Bus:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
+    def peers(self) -> list[str]:
+        """The other processes' sockets in the folder (a process binds one once it has a group member)."""
+        try:
+            found = [entry.path for entry in os.scandir(self.folder) if entry.name.endswith(".sock")]
+        except OSError:
+            return []
+        return [path for path in found if path != self._address]
+
     def forward(self, group: str, message: dict[str, Any]) -> None:
         """Send to every other process in the folder; never blocks, never raises."""
-        try:
-            peers = [entry.path for entry in os.scandir(self.folder) if entry.name.endswith(".sock")]
-        except OSError:
-            return
-        peers = [path for path in peers if path != self._address]
+        peers = self.peers()
         if not peers:
             return
         try:
@@ -198,6 +208,15 @@ class LocalChannelLayer(SweepingAtMostEvery):
         if folder is None or not _private_folder(folder):
             return None
         return _Bus(folder, self._deliver_here)
+
+    def heard_by_nobody(self, groups: tuple[str, ...]) -> bool:
+        """Whether a message to any of `groups` is sure to reach nobody: no member here, and no other local process
+        that could have one. Read from any thread: a push is rendered in the request's, and a member that joins
+        after this answered False reads the whole current state after joining (core.consumers.LiveConsumer)."""
+        if any(self.groups.get(group) for group in groups):
+            return False
+        bus = self._get_bus()
+        return bus is None or all(path.endswith(PAGELESS + ".sock") for path in bus.peers())
 
     async def _deliver_here(self, group: str, message: dict[str, Any]) -> None:
         await super().group_send(group, message)

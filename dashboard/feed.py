@@ -37,6 +37,10 @@ def project_group(project_id: int) -> str:
     return f"events.project.{project_id}"
 
 
+# Each program's socket is in one of these two groups: with none open anywhere, nothing is rendered for them.
+heard = broadcast.when_heard(EVENTS_GROUP, EVENTS_PARTIAL_GROUP)
+
+
 # Where a program reads the pending questions that did not fit in `questions-queued`.
 QUEUE_API = "/api/questions?status=pending"
 # A question larger than this goes out as its ids and title (`truncated: true`): see the JSON API for it whole.
@@ -98,6 +102,7 @@ def _send(text: str, project: int | None) -> None:
 
 
 @receiver(question_signals.question_asked)
+@heard
 def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: Any) -> None:
     # new=False: a question that was cancelled is pending again (its agent asked again).
     data = question_data(question)
@@ -107,6 +112,7 @@ def question_asked(sender: Any, question: Question, new: bool = True, **kwargs: 
 
 
 @receiver(question_signals.question_resolved)
+@heard
 def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
     question = Question.as_resolved(question_id, answer)
     data = question_data(question)
@@ -125,6 +131,7 @@ def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None
 
 
 @receiver(question_signals.question_claimed)
+@heard
 def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     question = Question.objects.get(pk=question_id)
     expires = question.claim_expires
@@ -140,6 +147,7 @@ def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None
 
 
 @receiver(question_signals.agent_presence_changed)
+@heard
 def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     """The agent stopped waiting on a pending question, or came back (the question's agentWaiting)."""
     question = Question.objects.get(pk=question_id)
@@ -148,6 +156,7 @@ def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -
 
 
 @receiver(question_signals.questions_changed)
+@heard
 def questions_changed(sender: Any, **kwargs: Any) -> None:
     # Many questions at once (a worker stopping): the whole queue again, as on connect.
     broadcast.send(EVENTS_GROUP, {"type": "events.message", "text": queued()})
@@ -155,17 +164,20 @@ def questions_changed(sender: Any, **kwargs: Any) -> None:
 
 
 @receiver(lifecycle_signals.event_recorded)
+@heard
 def lifecycle_event(sender: Any, event: LifecycleEvent, **kwargs: Any) -> None:
     _send(message("lifecycle", event=lifecycle_data(event)), event.project_id)
 
 
 @receiver(lifecycle_signals.session_event_recorded)
+@heard
 def session_event(sender: Any, event_id: int, **kwargs: Any) -> None:
     event = SessionEvent.objects.select_related("session").get(pk=event_id)
     _send(message("session-event", session=str(event.session_id), event=event.message()), event.session.project_id)
 
 
 @receiver(lifecycle_signals.session_changed)
+@heard
 def session_changed(sender: Any, guid: uuid.UUID, change: str = "", **kwargs: Any) -> None:
     if change not in ("opened", "closed"):
         return  # a question touched it: its questions' own messages say what changed

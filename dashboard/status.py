@@ -73,6 +73,8 @@ def context(seen: access.Access = access.EVERYTHING) -> dict[str, Any]:
 
 def push(*, only_with_rows: bool = False) -> list[broadcast.Push]:
     """The bar as it now is; `only_with_rows`: nothing when no agent is on it (a question's change marks none)."""
+    if not broadcast.dashboards_heard():
+        return []
     bar = context()
     if only_with_rows and not bar["agents_now"] and not bar["hosts_now"]:
         return []

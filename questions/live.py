@@ -24,6 +24,9 @@ from questions.queue import card_html
 
 @receiver(signals.question_asked)
 def question_asked(sender: Any, question: Question, **kwargs: Any) -> None:
+    if not broadcast.dashboards_heard():
+        _touch_session(question)
+        return
     card = card_html(question, announce=True)
     added = "questions/card.html#question-added"
     html = render_to_string(added, {"card": card, "pending_count": Question.objects.pending().count()})
@@ -48,12 +51,14 @@ def agent_presence_changed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -
     The notice is its own element, so a person typing into the card keeps what they typed.
     """
     question = Question.objects.get(pk=question_id)
-    html = render_to_string("questions/card.html#agent-state", {"question": question, "oob": True})
-    broadcast.to_dashboards(html, project=question.project_id)
+    if broadcast.dashboards_heard():
+        html = render_to_string("questions/card.html#agent-state", {"question": question, "oob": True})
+        broadcast.to_dashboards(html, project=question.project_id)
     _touch_session(question)
 
 
 @receiver(signals.question_claimed)
+@broadcast.when_heard(broadcast.DASHBOARD_GROUP, broadcast.PARTIAL_GROUP)
 def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     """Only the card's claim line changes: a person typing into the card elsewhere keeps what they typed."""
     question = Question.objects.get(pk=question_id)
@@ -62,6 +67,7 @@ def question_claimed(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None
 
 
 @receiver(signals.vote_counted)
+@broadcast.when_heard(broadcast.DASHBOARD_GROUP, broadcast.PARTIAL_GROUP)
 def vote_counted(sender: Any, question_id: uuid.UUID, **kwargs: Any) -> None:
     """An allow counted toward an approval's quorum: only the card's votes change (typing elsewhere is kept)."""
     question = Question.objects.get(pk=question_id)
@@ -80,10 +86,11 @@ def dashboards_resync(sender: Any, **kwargs: Any) -> None:
 def question_resolved(sender: Any, question_id: uuid.UUID, answer: Answer | None = None, **kwargs: Any) -> None:
     # The waiting call was woken first (questions.wakeups.wake_the_waiting_calls).
     question = Question.as_resolved(question_id, answer)
-    removed = "questions/card.html#question-removed"
-    html = render_to_string(removed, {"question": question, "pending_count": Question.objects.pending().count()})
-    item = render_to_string(removed, {"question": question})
-    broadcast.to_dashboards(html, project=question.project_id, item=item, recount=True)
+    if broadcast.dashboards_heard():
+        removed = "questions/card.html#question-removed"
+        html = render_to_string(removed, {"question": question, "pending_count": Question.objects.pending().count()})
+        item = render_to_string(removed, {"question": question})
+        broadcast.to_dashboards(html, project=question.project_id, item=item, recount=True)
     _touch_session(question)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core import runtime
 from core.local_layer import MAX_DATAGRAM, LocalChannelLayer, bus_folder
 
 
@@ -80,3 +81,41 @@ async def test_a_folder_others_can_write_to_is_not_used(tmp_path: Path) -> None:
     await layer.group_add("question.1", await layer.new_channel())
     assert not layer.shared
     assert os.listdir(tmp_path) == []
+
+
+async def test_a_push_is_heard_by_nobody_only_with_no_member_here_and_no_process_on_the_database_serving_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What spares a worker rendering cards nobody sees (core.broadcast.heard): it must never say "nobody" where a
+    # page could hear, here or in another local process (a `serve` beside an agent's mcp_stdio).
+    here, there = LocalChannelLayer(bus_folder=str(tmp_path)), LocalChannelLayer(bus_folder=str(tmp_path))
+    groups = ("dashboard", "dashboard.partial")
+    assert here.heard_by_nobody(groups)
+
+    waiting = await here.new_channel()
+    await here.group_add("question.1", waiting)  # a waiting call: a member of its own group only
+    assert here.heard_by_nobody(groups)
+
+    page = await here.new_channel()
+    await here.group_add("dashboard.partial", page)
+    assert not here.heard_by_nobody(groups), "a page in this process"
+    await here.group_discard("dashboard.partial", page)
+    assert here.heard_by_nobody(groups)
+
+    elsewhere = await there.new_channel()
+    await there.group_add("question.2", elsewhere)  # another process on the database, with a socket of its own
+    assert not here.heard_by_nobody(groups), "another local process may have a page open"
+    bus = there._get_bus()
+    assert bus is not None
+    bus.close()  # that process ended
+    assert here.heard_by_nobody(groups)
+
+    # An agent's mcp_stdio beside it serves no pages, and its socket says so: still nobody to render for.
+    monkeypatch.setattr(runtime, "serves_no_pages", True)
+    stdio = LocalChannelLayer(bus_folder=str(tmp_path))
+    await stdio.group_add("question.3", await stdio.new_channel())
+    assert here.heard_by_nobody(groups)
+    monkeypatch.setattr(runtime, "serves_no_pages", False)
+    serve = LocalChannelLayer(bus_folder=str(tmp_path))  # a page-serving process, again
+    await serve.group_add("question.4", await serve.new_channel())
+    assert not here.heard_by_nobody(groups)

@@ -194,3 +194,12 @@ def test_the_ask_writes_bench_counts_the_asks_written_and_the_503s_past_the_work
     assert embedded["refusals_naming_the_setting_with_retry_after"] == embedded["refused_503"]
     assert embedded["served"] + embedded["refused_503"] + embedded["refused_in_the_result"] == 300
     assert "| embedded |" in (tmp_path / "aw.md").read_text()
+
+
+def test_the_profiler_samples_a_worker_and_names_our_functions_where_a_bare_404s_time_goes(tmp_path: Path) -> None:
+    done = run("-m", "bench.profile", "bare_404", "--seconds", "2", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "busy samples" in done.stdout
+    totals = done.stdout.split("total, through our functions:", 1)[1]
+    assert "mcp_answer (questions/api.py)" in totals, done.stdout
+    assert (tmp_path / "profile-bare_404.txt").read_text().strip(), "py-spy's raw stacks are kept"
