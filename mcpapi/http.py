@@ -69,12 +69,7 @@ class MCPRouter:
             calls.cancellable_by_notification.set(not version or version in HANDSHAKE_PROTOCOL_VERSIONS)
             new_session_id = None
             if scope["type"] == "http" and scope["method"] == "POST":
-                body, messages = await self._checked_post(scope, receive, sets, version, handshake_session)
-                await _refuse_asks_over_allowance(token, messages, sets)
-                await _route_cancellations(token, messages)
-                if jsonrpc.is_initialize(messages):
-                    new_session_id = calls.issue_session_id(token.pk)
-                receive = _replay(body, receive)
+                receive, new_session_id = await self._post(scope, receive, sets, token, version, handshake_session)
         except Refused as refused:
             await send_json(send, refused.status, refused.body, **refused.header_bytes())
             return
@@ -84,6 +79,26 @@ class MCPRouter:
         await self._mount(sets)(scope, receive, watch)
         if watch.deliveries:
             await _mark_delivered(watch.deliveries, watch.finished)
+
+    async def _post(
+        self,
+        scope: Scope,
+        receive: Receive,
+        sets: tuple[str, ...],
+        token: AgentToken,
+        version: str,
+        handshake_session: bool,
+    ) -> tuple[Receive, str | None]:
+        """A POST's checks and routing before the SDK reads it: its body replayed, a new session's id.
+
+        A method of its own so that the parsed messages go once it returns: a held call waits for minutes, and
+        kept them (a parse of the body beside the SDK's own) for all of it.
+        """
+        body, messages = await self._checked_post(scope, receive, sets, version, handshake_session)
+        await _refuse_asks_over_allowance(token, messages, sets)
+        await _route_cancellations(token, messages)
+        new_session_id = calls.issue_session_id(token.pk) if jsonrpc.is_initialize(messages) else None
+        return _replay(body, receive), new_session_id
 
     async def _checked_post(
         self, scope: Scope, receive: Receive, sets: tuple[str, ...], version: str, handshake_session: bool
@@ -261,7 +276,7 @@ class ResponseWatch:
     def __init__(self, send: Send, new_session_id: str | None) -> None:
         self._send, self._new_session_id = send, new_session_id
         self.deliveries: list[uuid.UUID] = []
-        self.cancelled = asyncio.Event()
+        self.cancelled = calls.Flag()
         self.finished = False
         calls.pending_deliveries.set(self.deliveries)
         calls.cancelled_by_client.set(self.cancelled)
@@ -301,13 +316,12 @@ async def _mark_delivered(question_ids: list[uuid.UUID], finished: bool) -> None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
+    # Handed over once and then let go: the SDK has its own copy, and a held call waits for minutes.
+    unsent = [body]
 
     async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+        if unsent:
+            return {"type": "http.request", "body": unsent.pop(), "more_body": False}
         # After the body, the next message is the client going away.
         return await receive()
 
