@@ -10,8 +10,10 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from core import db
+from core import broadcast, db
 from core.broadcast import DASHBOARD_GROUP
 from core.compat.daphne import SOCKET_CLOSED
 from dashboard.consumers import DashboardConsumer
@@ -85,6 +87,32 @@ async def test_it_pushes_new_and_resolved_questions() -> None:
         in removed
     )
     assert "client disconnected" in removed
+    await communicator.disconnect()
+
+
+@database_sync_to_async
+def queries_of_an_ask(text: str) -> list[str]:
+    """The SQL an ask runs, its on-commit receivers (the pushes' renders) included."""
+    with CaptureQueriesContext(connection) as captured:
+        ask.func(text)  # the sync function under database_sync_to_async
+    return [query["sql"] for query in captured.captured_queries]
+
+
+async def test_a_question_asked_while_no_page_is_open_renders_nothing_and_a_page_opened_after_shows_it() -> None:
+    # Issue 60: a card rendered for nobody was a third of an ask's time on a worker nobody watched. Rendering
+    # the card counts the pending questions and looks for the project's viewers; nothing else in an ask does.
+    assert not broadcast.dashboards_heard(), "no page is open here nor in another local process on this database"
+    quiet = await queries_of_an_ask("Asked while nobody watched?")
+    assert not [sql for sql in quiet if "projects_membership" in sql]
+
+    user = await database_sync_to_async(User.objects.create_user)("bob", password="pw-bob-12345")
+    communicator = connect_as(user)
+    assert (await communicator.connect())[0]
+    state = await communicator.receive_from()
+    assert "Asked while nobody watched?" in state, "a page opened after the ask shows it"
+    watched = await queries_of_an_ask("Asked while bob watched?")
+    assert [sql for sql in watched if "projects_membership" in sql], "with a page open the card is rendered"
+    assert "Asked while bob watched?" in await next_but_the_status_bar(communicator)
     await communicator.disconnect()
 
 
