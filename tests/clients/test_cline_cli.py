@@ -8,7 +8,9 @@ cline` wrote into the project's .clinerules/hooks: its PreToolUse hook asks the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,8 +54,24 @@ def cline_world(server: LiveServer, tmp_path: Path, url: str | None = None) -> I
          "-m", "gpt-4o", "--config", str(config)],
         env=env, check=True, capture_output=True, timeout=120,
     )  # fmt: skip
-    with stand_in("testing.openai_stand_in", model, COMMAND):
-        yield project, {**env, "CLINE_TEST_CONFIG": str(config)}
+    try:
+        with stand_in("testing.openai_stand_in", model, COMMAND):
+            yield project, {**env, "CLINE_TEST_CONFIG": str(config)}
+    finally:
+        stop_hub_daemons(project)
+
+
+def stop_hub_daemons(project: Path) -> None:
+    """Cline's CLI starts a hub daemon of its own for the folder (`--cline-hub-daemon --cwd FOLDER`), in a session
+    of its own, that outlives it: found in the wild still running 84 minutes after a CI-like run had ended."""
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile, or not a process
+        if b"--cline-hub-daemon" in argv and str(project).encode() in argv:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 async def run_cline(project: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
