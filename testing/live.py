@@ -306,6 +306,9 @@ class LiveServer:
                     return
             except OSError:
                 time.sleep(0.1)
+        # Not left running: a worker that never listened outlived its test (found 35 minutes later).
+        self.process.kill()
+        self.process.wait(30)
         raise RuntimeError(f"daphne did not start listening:\n{self.log()}")
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> float:
