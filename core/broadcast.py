@@ -76,7 +76,6 @@ def bind_server_loop(*, serves_web: bool = True) -> None:
     """Remember the event loop the server runs on: the ASGI entry point, and mcp_stdio (which serves no pages)."""
     runtime.server_loop, runtime.server_thread = asyncio.get_running_loop(), threading.get_ident()
     runtime.serves_web = serves_web
-    runtime.serves_no_pages = not serves_web
 
 
 def _log_failure(future: Future[None]) -> None:

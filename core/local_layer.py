@@ -97,7 +97,7 @@ class _Bus:
             receiver.setblocking(False)
             # A process that serves no pages (mcp_stdio) says so in its socket's name: the others then know no page
             # of theirs can be listening there (LocalChannelLayer.heard_by_nobody). Any other may serve pages.
-            pageless = PAGELESS if runtime.serves_no_pages else ""
+            pageless = PAGELESS if runtime.serves_web is False else ""
             address = str(self.folder / f"{os.getpid()}-{os.urandom(4).hex()}{pageless}.sock")
             receiver.bind(address)
             self._receiver, self._address = receiver, address

@@ -131,11 +131,9 @@ collector_due_since: float | None = None  # when a reclaim became due, while it 
 
 # --- whether this process is a web server (core.broadcast.bind_server_loop) ------------------
 # False in mcp_stdio, which binds a loop for its pushes but serves no pages: links it writes name
-# the running `serve` instead (core.presence.public_url).
-serves_web = False
-# True once this process is known to serve no pages at all (mcp_stdio): its channel layer socket says so
-# (core.local_layer), and the other local processes render no page push for it.
-serves_no_pages = False
+# the running `serve` instead (core.presence.public_url), and its channel layer socket says it has no page
+# (core.local_layer). None until this process is told (a management command never is).
+serves_web: bool | None = None
 
 # --- what one caller holds open here (core.limits.holding) ------------------------
 # Live WebSockets, per ("token", id) or ("user", id) (core.consumers): HOOKBRIDGE_MAX_SOCKETS_PER_TOKEN.

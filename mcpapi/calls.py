@@ -122,9 +122,6 @@ verified_token: ContextVar[tuple[str, AgentToken | None] | None] = ContextVar("v
 pending_deliveries: ContextVar[list[uuid.UUID] | None] = ContextVar("pending_deliveries", default=None)
 
 
-# Set by the /mcp router for each POST; set by a call its client cancelled with notifications/cancelled,
-# so that the router leaves the SDK's answer out (a cancelled request is not answered). None over stdio,
-# where the SDK receives the cancel itself and already writes nothing.
 class Flag:
     """Set once, read later: an asyncio.Event nobody waits on, without the Event's waiter deque (760 bytes, kept by
     every held call for its whole wait; tracemalloc, issue 60)."""
@@ -141,6 +138,9 @@ class Flag:
         return self._is_set
 
 
+# Set by the /mcp router for each POST; set by a call its client cancelled with notifications/cancelled,
+# so that the router leaves the SDK's answer out (a cancelled request is not answered). None over stdio,
+# where the SDK receives the cancel itself and already writes nothing.
 cancelled_by_client: ContextVar[Flag | None] = ContextVar("cancelled_by_client", default=None)
 
 # Who asks when there is no token (stdio without --token): set by mcp_stdio.

@@ -32,7 +32,7 @@ def server_loop() -> Iterator[asyncio.AbstractEventLoop]:
     thread.join(timeout=5)
     loop.close()
     runtime.server_loop = runtime.server_thread = None
-    runtime.serves_web = False
+    runtime.serves_web = None
     runtime.latest_sent.clear()
     runtime.latest_due.clear()
 

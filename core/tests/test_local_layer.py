@@ -111,11 +111,11 @@ async def test_a_push_is_heard_by_nobody_only_with_no_member_here_and_no_process
     assert here.heard_by_nobody(groups)
 
     # An agent's mcp_stdio beside it serves no pages, and its socket says so: still nobody to render for.
-    monkeypatch.setattr(runtime, "serves_no_pages", True)
+    monkeypatch.setattr(runtime, "serves_web", False)
     stdio = LocalChannelLayer(bus_folder=str(tmp_path))
     await stdio.group_add("question.3", await stdio.new_channel())
     assert here.heard_by_nobody(groups)
-    monkeypatch.setattr(runtime, "serves_no_pages", False)
+    monkeypatch.setattr(runtime, "serves_web", None)
     serve = LocalChannelLayer(bus_folder=str(tmp_path))  # a page-serving process, again
     await serve.group_add("question.4", await serve.new_channel())
     assert not here.heard_by_nobody(groups)
